@@ -1,0 +1,39 @@
+# The two commands of the README: `make test` and `make reproduce-all`.
+# Each does its own set-up: Debian packages (as root), the virtual environment.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+CORES   ?= all
+LINKEM  := capture/linkem/target/release/linkem
+LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs capture/linkem/src/**/*.rs)
+
+.PHONY: test reproduce-all system venv linkem bench clean
+
+system:
+	@scripts/setup-system.sh
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# The native link emulator (capture/linkem), built when its sources exist.
+linkem:
+	@if [ -f capture/linkem/Cargo.toml ]; then cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
+
+test: system venv linkem
+	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
+	$(BIN)/pytest -ra
+
+reproduce-all: system venv linkem
+	$(BIN)/snakemake --cores $(CORES) reproduce_all
+
+bench: system venv
+	$(BIN)/python benchmarks/pipeline_bench.py
+
+clean:
+	rm -rf results .snakemake

@@ -1,0 +1,204 @@
+"""Every table the lab writes, in one place.
+
+One list (``PACKET_FIELDS``: tshark field -> column, type) drives the tshark ``-e``
+arguments, the packets Parquet schema and the DuckDB DDL, so adding a field is one
+line. Units are in column names (``_s`` seconds, ``_ms`` milliseconds, ``_bytes``).
+Times ending in ``_s`` without another qualifier are Unix epoch seconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class Field:
+    tshark: str  # tshark display-filter field name
+    column: str  # column in the packets table
+    dtype: type[pl.DataType] | pl.DataType
+
+
+# The packets table as tshark gives it (one row per frame). Integers that tshark may
+# print in hex (flags) are parsed by extract.py; keys and tokens stay unsigned.
+PACKET_FIELDS: list[Field] = [
+    Field("frame.number", "frame", pl.UInt32),
+    Field("frame.time_epoch", "time_s", pl.Float64),
+    Field("frame.len", "frame_bytes", pl.UInt32),
+    Field("ip.src", "ip_src", pl.Utf8),
+    Field("ip.dst", "ip_dst", pl.Utf8),
+    Field("ipv6.src", "ip6_src", pl.Utf8),
+    Field("ipv6.dst", "ip6_dst", pl.Utf8),
+    Field("tcp.stream", "stream", pl.UInt32),
+    Field("tcp.srcport", "sport", pl.UInt16),
+    Field("tcp.dstport", "dport", pl.UInt16),
+    Field("tcp.flags", "tcp_flags", pl.UInt16),
+    Field("tcp.seq", "seq", pl.UInt32),  # absolute: tcp.relative_sequence_numbers:FALSE
+    Field("tcp.ack", "ack", pl.UInt32),
+    Field("tcp.len", "payload_bytes", pl.UInt32),
+    Field("tcp.options.mptcp.subtype", "mp_subtypes", pl.Utf8),  # all occurrences, comma separated
+    Field("tcp.options.mptcp.version", "mp_version", pl.UInt8),
+    Field("tcp.options.mptcp.sendkey", "mp_sendkey", pl.UInt64),
+    Field("tcp.options.mptcp.recvkey", "mp_recvkey", pl.UInt64),
+    Field("tcp.options.mptcp.recvtok", "mp_recvtok", pl.UInt32),
+    Field("tcp.options.mptcp.dseqnpresent.flag", "mp_map_present", pl.UInt8),
+    Field("tcp.options.mptcp.dseqn8.flag", "mp_dsn64", pl.UInt8),
+    Field("tcp.options.mptcp.rawdataseqno", "mp_dsn_raw", pl.UInt64),
+    Field("tcp.options.mptcp.subflowseqno", "mp_ssn", pl.UInt32),
+    Field("tcp.options.mptcp.datalvllen", "mp_map_len", pl.UInt16),
+    Field("tcp.options.mptcp.datafin.flag", "mp_data_fin", pl.UInt8),
+    Field("tcp.options.mptcp.backup.flag", "mp_backup", pl.UInt8),
+]
+
+PACKETS: dict[str, pl.DataType] = {f.column: f.dtype for f in PACKET_FIELDS}
+
+# tshark preferences every extraction (and the benchmark's baseline) uses.
+TSHARK_PREFS: list[str] = [
+    "mptcp.analyze_mappings:TRUE",
+    "mptcp.relative_sequence_numbers:FALSE",
+    "tcp.relative_sequence_numbers:FALSE",
+    "tcp.analyze_sequence_numbers:TRUE",
+    "mptcp.analyze_mptcp:TRUE",
+]
+
+# Who captured a trace: the paper's metrics each name theirs (Chen §3.3).
+VANTAGES = ("client", "server")
+
+TABLES: dict[str, dict[str, pl.DataType]] = {
+    "runs": {
+        "run_id": pl.Utf8,
+        "campaign": pl.Utf8,
+        "scenario": pl.Utf8,
+        "mode": pl.Utf8,  # SP-wifi, SP-lte, MP-2, MP-4, backup
+        "congestion_control": pl.Utf8,
+        "scheduler": pl.Utf8,
+        "primary_path": pl.Utf8,
+        "size_bytes": pl.Int64,
+        "workload": pl.Utf8,
+        "repetition": pl.Int32,
+        "started_at": pl.Utf8,
+        "meta_json": pl.Utf8,  # the whole meta.json, for fields not lifted into columns
+    },
+    "connections": {
+        "run_id": pl.Utf8,
+        "trace": pl.Utf8,
+        "vantage": pl.Utf8,
+        "conn_id": pl.Int32,
+        "transport": pl.Utf8,  # "mptcp" or "tcp"
+        "mptcp_version": pl.Int8,
+        "client_addr": pl.Utf8,
+        "server_addr": pl.Utf8,
+        "server_port": pl.Int32,
+        "n_subflows": pl.Int32,
+        "payload_bytes": pl.Int64,  # server -> client payload, retransmissions included
+        "start_s": pl.Float64,  # first SYN (or first packet when the SYN was not captured)
+        "download_time_s": pl.Float64,  # client trace only
+        "handshake_captured": pl.Boolean,
+    },
+    "subflows": {
+        "run_id": pl.Utf8,
+        "trace": pl.Utf8,
+        "vantage": pl.Utf8,
+        "conn_id": pl.Int32,
+        "subflow_id": pl.Int32,  # tshark's tcp.stream
+        "path": pl.Utf8,
+        "client_addr": pl.Utf8,
+        "client_port": pl.Int32,
+        "server_addr": pl.Utf8,
+        "server_port": pl.Int32,
+        "is_primary": pl.Boolean,
+        "start_s": pl.Float64,
+        "data_packets": pl.Int64,  # server -> client packets with payload
+        "retransmitted_packets": pl.Int64,
+        "loss_rate": pl.Float64,  # server trace only
+        "payload_bytes": pl.Int64,
+        "traffic_share": pl.Float64,
+        "rtt_samples": pl.Int64,
+        "rtt_min_ms": pl.Float64,
+        "rtt_mean_ms": pl.Float64,
+        "rtt_median_ms": pl.Float64,
+        "rtt_max_ms": pl.Float64,
+        "handshake_captured": pl.Boolean,
+    },
+    "rtt_samples": {
+        "run_id": pl.Utf8,
+        "trace": pl.Utf8,
+        "conn_id": pl.Int32,
+        "subflow_id": pl.Int32,
+        "path": pl.Utf8,
+        "frame": pl.UInt32,  # the data packet timed
+        "sent_s": pl.Float64,
+        "rtt_ms": pl.Float64,
+    },
+    "ofo_samples": {
+        "run_id": pl.Utf8,
+        "trace": pl.Utf8,
+        "conn_id": pl.Int32,
+        "subflow_id": pl.Int32,
+        "path": pl.Utf8,
+        "frame": pl.UInt32,
+        "arrival_s": pl.Float64,
+        "dsn": pl.UInt64,  # data sequence number of the packet's first byte
+        "ofo_delay_ms": pl.Float64,
+    },
+    "app_latency": {
+        "run_id": pl.Utf8,
+        "flow": pl.Int32,
+        "seq": pl.Int64,
+        "size_bytes": pl.Int32,
+        "sent_s": pl.Float64,
+        "received_s": pl.Float64,
+        "delay_ms": pl.Float64,
+    },
+    "link_truth": {
+        "run_id": pl.Utf8,
+        "path": pl.Utf8,
+        "direction": pl.Utf8,  # "down" (server -> client) or "up"
+        "packet_id": pl.Int64,
+        "size_bytes": pl.Int32,
+        "arrival_s": pl.Float64,
+        "departure_s": pl.Float64,  # null when dropped
+        "dropped": pl.Boolean,
+        "reason": pl.Utf8,  # null, or why it was dropped: "loss", "queue", "outage"
+    },
+    "problems": {
+        "run_id": pl.Utf8,
+        "source": pl.Utf8,  # the file the problem is about
+        "stage": pl.Utf8,  # extract, metrics, load
+        "reason": pl.Utf8,
+    },
+}
+
+_SQL_TYPES = {
+    pl.Utf8: "VARCHAR",
+    pl.Boolean: "BOOLEAN",
+    pl.Float64: "DOUBLE",
+    pl.Int8: "TINYINT",
+    pl.Int32: "INTEGER",
+    pl.Int64: "BIGINT",
+    pl.UInt8: "UTINYINT",
+    pl.UInt16: "USMALLINT",
+    pl.UInt32: "UINTEGER",
+    pl.UInt64: "UBIGINT",
+}
+
+
+def ddl(table: str) -> str:
+    """CREATE TABLE statement for one of ``TABLES``."""
+    cols = ", ".join(f'"{c}" {_SQL_TYPES[t]}' for c, t in TABLES[table].items())
+    return f'CREATE TABLE "{table}" ({cols})'
+
+
+def empty(table: str) -> pl.DataFrame:
+    return pl.DataFrame(schema=TABLES[table])
+
+
+def conform(table: str, df: pl.DataFrame) -> pl.DataFrame:
+    """Select and cast ``df`` to the table's schema, adding missing columns as nulls."""
+    schema = TABLES[table]
+    return df.select(
+        [
+            (pl.col(c) if c in df.columns else pl.lit(None)).cast(t).alias(c)
+            for c, t in schema.items()
+        ]
+    )

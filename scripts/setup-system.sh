@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the lab needs, only those missing.
+# As root it runs apt-get; otherwise it names what is missing and stops.
+set -euo pipefail
+
+# command -> Debian package that provides it
+declare -A PKG=(
+  [tshark]=tshark [capinfos]=tshark [tcpdump]=tcpdump [tcptrace]=tcptrace
+  [ITGSend]=d-itg [mptcpize]=mptcpd [ethtool]=ethtool [ip]=iproute2
+  [tc]=iproute2 [nginx]=nginx-light [wget]=wget [iperf3]=iperf3
+)
+missing=()
+for cmd in "${!PKG[@]}"; do
+  if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
+    missing+=("${PKG[$cmd]}")
+  fi
+done
+# de-duplicate
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "error: missing system packages: ${missing[*]}" >&2
+  echo "       install them with: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+echo "installing system packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
