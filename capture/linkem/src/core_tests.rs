@@ -1,0 +1,237 @@
+//! Unit tests of the pure impairment core (time passed in).
+
+use crate::core::*;
+use crate::trace::Trace;
+
+const MS: i64 = 1_000_000;
+const FULL: usize = 1514; // 1500-byte IP packet in an Ethernet frame
+
+fn core(cfg: DirConfig) -> DirectionCore {
+    DirectionCore::new(cfg, 42, 0)
+}
+
+fn fwd(v: Verdict) -> i64 {
+    match v {
+        Verdict::Forward(d) => d,
+        other => panic!("expected forward, got {:?}", other),
+    }
+}
+
+#[test]
+fn pure_delay() {
+    let mut c = core(DirConfig { delay_ns: 20 * MS, ..Default::default() });
+    for i in 0..100 {
+        let t = i * 137_000;
+        assert_eq!(fwd(c.on_arrival(t, FULL)), t + 20 * MS);
+    }
+}
+
+#[test]
+fn fixed_rate_serialisation() {
+    // 12 Mbit/s: 1500 bytes = 1 ms.
+    let mut c = core(DirConfig { delay_ns: 5 * MS, rate: Rate::Fixed(12e6), ..Default::default() });
+    // A burst of 10 at t=0 leaves 1 ms apart.
+    for i in 0..10 {
+        assert_eq!(fwd(c.on_arrival(0, FULL)), (i + 1) * MS + 5 * MS);
+    }
+    // Idle link: a later packet is serialised from its arrival.
+    assert_eq!(fwd(c.on_arrival(100 * MS, FULL)), 101 * MS + 5 * MS);
+    // Small packet: 100 L3 bytes = 1/15 ms.
+    assert_eq!(fwd(c.on_arrival(200 * MS, 114)), 200 * MS + 66_667 + 5 * MS);
+}
+
+#[test]
+fn queue_packet_limit() {
+    let mut c = core(DirConfig { rate: Rate::Fixed(12e6), queue_packets: Some(5), ..Default::default() });
+    let v: Vec<Verdict> = (0..8).map(|_| c.on_arrival(0, FULL)).collect();
+    assert!(v[..5].iter().all(|x| matches!(x, Verdict::Forward(_))));
+    assert!(v[5..].iter().all(|x| *x == Verdict::Drop(Reason::Queue)));
+    assert_eq!(c.queue_len(0), (7500, 5));
+    // After 1 ms one packet has left: room for exactly one more.
+    assert!(matches!(c.on_arrival(MS, FULL), Verdict::Forward(_)));
+    assert_eq!(c.on_arrival(MS, FULL), Verdict::Drop(Reason::Queue));
+    // Everything drains by 6 ms.
+    assert_eq!(c.queue_len(6 * MS), (0, 0));
+    assert_eq!(c.counters.queue, 4);
+}
+
+#[test]
+fn queue_byte_limit() {
+    let mut c = core(DirConfig { rate: Rate::Fixed(12e6), queue_bytes: Some(4000), ..Default::default() });
+    assert!(matches!(c.on_arrival(0, FULL), Verdict::Forward(_))); // 1500
+    assert!(matches!(c.on_arrival(0, FULL), Verdict::Forward(_))); // 3000
+    assert_eq!(c.on_arrival(0, FULL), Verdict::Drop(Reason::Queue)); // 4500 > 4000
+    assert!(matches!(c.on_arrival(0, 1014), Verdict::Forward(_))); // 3000 + 1000 = 4000 fits
+    assert_eq!(c.on_arrival(0, 15), Verdict::Drop(Reason::Queue));
+    assert_eq!(c.queue_len(0), (4000, 3));
+}
+
+#[test]
+fn default_queue_is_1000_packets() {
+    let mut c = core(DirConfig { rate: Rate::Fixed(1e6), ..Default::default() });
+    let fwd_n = (0..1100).filter(|_| matches!(c.on_arrival(0, 100), Verdict::Forward(_))).count();
+    assert_eq!(fwd_n, DEFAULT_QUEUE_PACKETS as usize);
+}
+
+#[test]
+fn unlimited_rate_never_queues() {
+    let mut c = core(DirConfig { queue_packets: Some(1), ..Default::default() });
+    for _ in 0..100 {
+        assert_eq!(fwd(c.on_arrival(0, FULL)), 0);
+    }
+}
+
+#[test]
+fn jitter_without_reordering() {
+    for dist in [JitterDist::Uniform, JitterDist::Normal] {
+        let mut c = core(DirConfig { delay_ns: 20 * MS, jitter_ns: 5 * MS, jitter_dist: dist, ..Default::default() });
+        let mut prev = i64::MIN;
+        let mut delays = Vec::new();
+        for i in 0..20_000 {
+            let t = i * 100_000; // 0.1 ms apart, much closer than the jitter
+            let d = fwd(c.on_arrival(t, FULL));
+            assert!(d >= prev, "reordered");
+            assert!(d >= t);
+            prev = d;
+            delays.push(d - t);
+        }
+        let mean = delays.iter().sum::<i64>() as f64 / delays.len() as f64 / MS as f64;
+        // max(.) with the previous departure pushes the mean up, but it stays in range.
+        assert!(mean > 20.0 && mean < 30.0, "{:?} mean {}", dist, mean);
+    }
+}
+
+#[test]
+fn jitter_with_reordering_is_unbiased() {
+    let mut c = core(DirConfig { delay_ns: 20 * MS, jitter_ns: 5 * MS, reorder: true, ..Default::default() });
+    let mut prev = i64::MIN;
+    let mut reordered = 0;
+    let mut sum = 0i64;
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    let n = 20_000;
+    for i in 0..n {
+        let t = i * 100_000;
+        let d = fwd(c.on_arrival(t, FULL));
+        if d < prev {
+            reordered += 1;
+        }
+        prev = d;
+        sum += d - t;
+        lo = lo.min(d - t);
+        hi = hi.max(d - t);
+    }
+    let mean = sum as f64 / n as f64 / MS as f64;
+    assert!((mean - 20.0).abs() < 0.1, "mean {mean}");
+    assert!(lo >= 15 * MS && hi <= 25 * MS);
+    assert!(reordered > n / 10);
+}
+
+#[test]
+fn bernoulli_loss_rate() {
+    for p in [0.01, 0.1, 0.5] {
+        let mut c = core(DirConfig { loss: LossModel::Bernoulli { p }, ..Default::default() });
+        let n = 200_000;
+        let lost = (0..n).filter(|&i| c.on_arrival(i, 100) == Verdict::Drop(Reason::Loss)).count();
+        let rate = lost as f64 / n as f64;
+        let sd = (p * (1.0 - p) / n as f64).sqrt();
+        assert!((rate - p).abs() < 5.0 * sd, "p={p} rate={rate}");
+    }
+}
+
+#[test]
+fn loss_is_deterministic_given_seed() {
+    let run = |seed| {
+        let mut c = DirectionCore::new(DirConfig { loss: LossModel::Bernoulli { p: 0.3 }, ..Default::default() }, seed, 0);
+        (0..1000).map(|i| c.on_arrival(i, 100)).collect::<Vec<_>>()
+    };
+    assert_eq!(run(5), run(5));
+    assert_ne!(run(5), run(6));
+}
+
+#[test]
+fn gilbert_elliott_loss_rate_and_burstiness() {
+    let (p_gb, p_bg, lg, lb) = (0.01, 0.3, 0.0, 0.5);
+    let mut c = core(DirConfig {
+        loss: LossModel::GilbertElliott { p_gb, p_bg, loss_good: lg, loss_bad: lb },
+        ..Default::default()
+    });
+    let n = 500_000;
+    let lost: Vec<bool> = (0..n).map(|i| c.on_arrival(i, 100) == Verdict::Drop(Reason::Loss)).collect();
+    let rate = lost.iter().filter(|&&x| x).count() as f64 / n as f64;
+    let pi_bad = p_gb / (p_gb + p_bg);
+    let expect = pi_bad * lb + (1.0 - pi_bad) * lg; // 0.01613
+    assert!((rate - expect).abs() < 0.1 * expect, "rate {rate} expect {expect}");
+    // Bursty: P(loss | previous lost) is far above the mean rate.
+    let pairs = lost.windows(2).filter(|w| w[0]).count() as f64;
+    let both = lost.windows(2).filter(|w| w[0] && w[1]).count() as f64;
+    let cond = both / pairs;
+    // In the bad state the next packet stays bad w.p. 0.7 and is lost w.p. 0.5: ~0.35.
+    assert!(cond > 0.25 && cond < 0.45, "conditional {cond}");
+}
+
+#[test]
+fn outages_drop_arrivals() {
+    let mut c = core(DirConfig { delay_ns: MS, outages: vec![(10 * MS, 20 * MS), (30 * MS, 31 * MS)], ..Default::default() });
+    let verdicts: Vec<(i64, Verdict)> = (0..40).map(|i| (i * MS, c.on_arrival(i * MS, FULL))).collect();
+    for (t, v) in verdicts {
+        let down = (t >= 10 * MS && t < 20 * MS) || (t >= 30 * MS && t < 31 * MS);
+        if down {
+            assert_eq!(v, Verdict::Drop(Reason::Outage), "t={t}");
+        } else {
+            assert_eq!(v, Verdict::Forward(t + MS), "t={t}");
+        }
+    }
+    assert_eq!(c.counters.outage, 11);
+}
+
+#[test]
+fn trace_delivery_matches_opportunities() {
+    // Opportunities at 2, 2, 5, 9 ms; period 9 ms.
+    let tr = Trace::from_ms(vec![2, 2, 5, 9]).unwrap();
+    let mut c = core(DirConfig { delay_ns: 10 * MS, rate: Rate::Trace(tr), ..Default::default() });
+    // Burst of 6 full packets at t=0: two at 2 ms, one at 5, one at 9, then
+    // the loop: 11, 11 ms.
+    let d: Vec<i64> = (0..6).map(|_| fwd(c.on_arrival(0, FULL)) - 10 * MS).collect();
+    assert_eq!(d, vec![2 * MS, 2 * MS, 5 * MS, 9 * MS, 11 * MS, 11 * MS]);
+    // Queue empty, opportunity at 14 ms; a packet arriving at 12 ms waits for it.
+    assert_eq!(fwd(c.on_arrival(12 * MS, FULL)) - 10 * MS, 14 * MS);
+    // Arriving exactly at an opportunity uses it (18 ms = 9 + 9).
+    assert_eq!(fwd(c.on_arrival(18 * MS, FULL)) - 10 * MS, 18 * MS);
+    // Far into the loop: cycle 100 starts at 900 ms; arrival at 903 -> 905.
+    assert_eq!(fwd(c.on_arrival(903 * MS, FULL)) - 10 * MS, 905 * MS);
+}
+
+#[test]
+fn trace_shares_opportunities_between_small_packets() {
+    let tr = Trace::from_ms(vec![1, 2, 3, 4]).unwrap(); // 1500 B per ms = 12 Mbit/s
+    let mut c = core(DirConfig { rate: Rate::Trace(tr), ..Default::default() });
+    // 3 x 500-byte packets share the opportunity at 1 ms; the 4th goes at 2 ms.
+    let d: Vec<i64> = (0..4).map(|_| fwd(c.on_arrival(0, 514))).collect();
+    assert_eq!(d, vec![MS, MS, MS, 2 * MS]);
+    // A 2000-byte packet spans two opportunities: 1000 B left at 2 ms, then 3 ms.
+    assert_eq!(fwd(c.on_arrival(0, 2014)), 3 * MS);
+    // Leftover of an opportunity that has passed is wasted.
+    assert_eq!(fwd(c.on_arrival(3 * MS + 1, 514)), 4 * MS);
+}
+
+#[test]
+fn trace_rate_long_run_matches_trace() {
+    // Saturated queue: delivered bytes over 10 loops equal the opportunities.
+    let tr = Trace::from_ms((1..=100).map(|i| i * 2).collect()).unwrap(); // 1 opp / 2 ms, period 200 ms
+    let mut c = core(DirConfig { rate: Rate::Trace(tr), queue_packets: Some(100_000), ..Default::default() });
+    let mut last = 0;
+    for _ in 0..1000 {
+        last = fwd(c.on_arrival(0, FULL));
+    }
+    assert_eq!(last, 2000 * MS); // 1000th opportunity = 10 loops of 200 ms
+}
+
+#[test]
+fn trace_queue_limit() {
+    let tr = Trace::from_ms(vec![10]).unwrap();
+    let mut c = core(DirConfig { rate: Rate::Trace(tr), queue_packets: Some(3), ..Default::default() });
+    let v: Vec<Verdict> = (0..5).map(|_| c.on_arrival(0, FULL)).collect();
+    assert_eq!(v[..3], [Verdict::Forward(10 * MS), Verdict::Forward(20 * MS), Verdict::Forward(30 * MS)]);
+    assert_eq!(v[3], Verdict::Drop(Reason::Queue));
+    assert_eq!(c.on_arrival(10 * MS, FULL), Verdict::Forward(40 * MS));
+}
