@@ -1,0 +1,30 @@
+# MPTCP lab: captures -> per-run tables -> one DuckDB file -> figures, notebooks, report.
+#
+#   snakemake --cores all reproduce_all          # everything (capture only when the machine can)
+#   snakemake --cores all analyze | figures | notebooks | report | capture_all
+#   snakemake --cores all reproduce_all --config capture=false scale=paper
+#
+# Stages live in rules/*.smk, one file each; helpers in rules/common.smk.
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "config/config.schema.yaml")
+
+
+include: "rules/common.smk"
+include: "rules/capture.smk"
+include: "rules/analyze.smk"
+include: "rules/notebooks.smk"
+include: "rules/report.smk"
+
+
+rule reproduce_all:
+    """Capture (when possible), analyse every run, render every figure, execute every notebook, write the report."""
+    input:
+        rules.report.output,
+    default_target: True

@@ -1,0 +1,116 @@
+"""Altair charts for the paper figures, and saving them as SVG, PNG and
+self-contained interactive HTML (vl-convert; no network needed to view them)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import altair as alt
+import polars as pl
+
+WIDTH, HEIGHT = 220, 200
+
+
+def figures_dir() -> Path:
+    d = Path(os.environ.get("MPTCP_LAB_FIGURES", "figures-out"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _manifest_update(entry: dict) -> None:
+    path = figures_dir() / "manifest.json"
+    data = json.loads(path.read_text()) if path.exists() else {"figures": []}
+    data["notebook"] = os.environ.get("MPTCP_LAB_NOTEBOOK", data.get("notebook", ""))
+    data["figures"] = [f for f in data["figures"] if f["name"] != entry["name"]] + [entry]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    tmp.replace(path)
+
+
+def save(chart: alt.TopLevelMixin, name: str, title: str, caption: str = "",
+         paper_ref: str = "", empty: bool = False) -> alt.TopLevelMixin:
+    """Write ``name``.svg/.png/.html into the figure folder and list it in manifest.json."""
+    d = figures_dir()
+    chart.save(str(d / f"{name}.svg"))
+    chart.save(str(d / f"{name}.png"), scale_factor=2)
+    chart.save(str(d / f"{name}.html"), inline=True)
+    _manifest_update({
+        "name": name, "title": title, "caption": caption, "paper_ref": paper_ref,
+        "empty": empty,
+        "files": {k: f"{name}.{k}" for k in ("svg", "png", "html")},
+    })
+    return chart
+
+
+def empty_state(title: str, message: str, width: int = 2 * WIDTH, height: int = 120) -> alt.Chart:
+    """A chart that says why there is nothing to plot (instead of a crash or a blank)."""
+    lines = [title, ""] + _wrap(message, 70)
+    data = alt.Data(values=[{"line": t, "i": i} for i, t in enumerate(lines)])
+    return (
+        alt.Chart(data)
+        .mark_text(align="left", baseline="top", fontSize=13, dx=5)
+        .encode(
+            y=alt.Y("i:O", axis=None),
+            text="line:N",
+            color=alt.condition("datum.i == 0", alt.value("#b22222"), alt.value("#333")),
+        )
+        .properties(width=width, height=height)
+    )
+
+
+def _wrap(text: str, n: int) -> list[str]:
+    out, cur = [], ""
+    for word in text.split():
+        if len(cur) + len(word) + 1 > n:
+            out.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}".strip()
+    return out + [cur] if cur else out
+
+
+def boxplot(df: pl.DataFrame, x: str, y_title: str, color: str | None = None,
+            facet: str | None = None, log_y: bool = False, x_title: str = "",
+            facet_sort: list | None = None, x_sort: list | None = None) -> alt.Chart:
+    """Box plot from pre-aggregated quantiles (lo, q1, median, q3, hi): the box is
+    the inter-quartile range, the tick the median, the whiskers min and max (Chen's
+    convention)."""
+    scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    color = color or x
+    base = alt.Chart(df).encode(
+        x=alt.X(f"{x}:N", title=x_title or x, sort=x_sort),
+        color=alt.Color(f"{color}:N", title="configuration", sort=x_sort),
+        tooltip=[x, "n:Q", alt.Tooltip("median:Q", format=".3g"),
+                 alt.Tooltip("q1:Q", format=".3g"), alt.Tooltip("q3:Q", format=".3g")],
+    )
+    whisker = base.mark_rule().encode(y=alt.Y("lo:Q", title=y_title, scale=scale), y2="hi:Q")
+    box = base.mark_bar(size=14, opacity=0.8).encode(y="q1:Q", y2="q3:Q")
+    med = base.mark_tick(color="black", size=16, thickness=2).encode(y="median:Q")
+    chart = alt.layer(whisker, box, med).properties(width=WIDTH, height=HEIGHT)
+    if facet:
+        chart = chart.facet(column=alt.Column(f"{facet}:N", title=None, sort=facet_sort))
+    return chart
+
+
+def ccdf_chart(df: pl.DataFrame, x_title: str, color: str, facet: str | None = None,
+               log_x: bool = True, log_y: bool = True, color_title: str = "",
+               facet_sort: list | None = None, strokedash: str | None = None) -> alt.Chart:
+    """CCDF P(X > x) as step lines from pre-computed points (``x``, ``ccdf``)."""
+    d = df.filter(pl.col("x") > 0) if log_x else df
+    if log_y:
+        d = d.filter(pl.col("ccdf") > 0)
+    enc = dict(
+        x=alt.X("x:Q", title=x_title, scale=alt.Scale(type="log" if log_x else "linear")),
+        y=alt.Y("ccdf:Q", title="CCDF  P(X > x)",
+                scale=alt.Scale(type="log" if log_y else "linear")),
+        color=alt.Color(f"{color}:N", title=color_title or color),
+        tooltip=[color, alt.Tooltip("x:Q", format=".3g"), alt.Tooltip("ccdf:Q", format=".3g")],
+    )
+    if strokedash:
+        enc["strokeDash"] = alt.StrokeDash(f"{strokedash}:N")
+    chart = alt.Chart(d).mark_line(interpolate="step-after").encode(**enc)
+    chart = chart.properties(width=WIDTH, height=HEIGHT)
+    if facet:
+        chart = chart.facet(column=alt.Column(f"{facet}:N", title=None, sort=facet_sort))
+    return chart

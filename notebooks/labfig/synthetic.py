@@ -1,0 +1,191 @@
+"""A small synthetic lab database conforming to ``pipeline.schema.TABLES``.
+
+For developing and testing the notebooks without captures:
+
+    python -m labfig.synthetic OUT.duckdb          (from notebooks/)
+
+Numbers are drawn from simple models loosely shaped like the papers' links (WiFi:
+low RTT, lossy; LTE: higher RTT, nearly loss-free); they exercise every chart, not
+any result.  Campaign names follow ``labfig.db.PAPER_CAMPAIGNS``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipeline.schema import TABLES, conform, ddl
+
+KB, MB = 1024, 1024 * 1024
+PATHS = {  # path -> (rtt_ms, loss, rate_mbit)
+    "wifi": (25.0, 0.02, 20.0), "lte": (70.0, 0.0005, 15.0),
+    "wifi2": (25.0, 0.02, 20.0), "lte2": (70.0, 0.0005, 15.0),
+    "3g": (200.0, 0.005, 2.0), "2g": (600.0, 0.005, 0.2), "wlan": (50.0, 0.02, 8.0),
+}
+
+
+class Builder:
+    def __init__(self, seed: int = 7):
+        self.rng = random.Random(seed)
+        self.rows: dict[str, list[dict]] = {t: [] for t in TABLES}
+        self.t0 = 1_700_000_000.0
+
+    def run(self, campaign, scenario, mode, size, rep, cc="coupled", primary="wifi",
+            workload="wget", paths=None, link_profiles=None, extra_meta=None):
+        rng = self.rng
+        run_id = f"{campaign}-{scenario}-{mode}-{cc}-{primary}-{size}-{workload}-r{rep}"
+        paths = paths or {"SP-wifi": ["wifi"], "SP-lte": ["lte"], "MP-2": ["wifi", "lte"],
+                          "MP-4": ["wifi", "lte", "wifi2", "lte2"]}[mode]
+        if mode.startswith("MP") and primary in paths:
+            paths = [primary] + [p for p in paths if p != primary]
+        meta = {"campaign": campaign, "scenario": scenario, "mode": mode,
+                "link_profiles": link_profiles or {p: {"rtt_ms": PATHS[p][0], "loss": PATHS[p][1],
+                                                       "rate_mbit": PATHS[p][2]} for p in paths}}
+        meta.update(extra_meta or {})
+        self.rows["runs"].append(dict(
+            run_id=run_id, campaign=campaign, scenario=scenario, mode=mode,
+            congestion_control=cc, scheduler="default", primary_path=paths[0],
+            size_bytes=size, workload=workload, repetition=rep,
+            started_at="2024-01-01T00:00:00Z", meta_json=json.dumps(meta)))
+        prof = meta["link_profiles"]
+        rtts = {p: prof[p].get("rtt_ms", PATHS.get(p, (50,))[0]) for p in paths}
+        losses = {p: prof[p].get("loss", 0.0) for p in paths}
+        rates = {p: prof[p].get("rate_mbit", 10.0) for p in paths}
+        # traffic split: proportional to rate / (1 + 50 * loss), first path only for tiny flows
+        w = {p: rates[p] / (1 + 50 * losses[p]) for p in paths}
+        if size <= 64 * KB:
+            w = {p: (v if i == 0 else v * 0.05) for i, (p, v) in enumerate(w.items())}
+        tot = sum(w.values())
+        share = {p: w[p] / tot for p in paths}
+        agg_rate = sum(rates[p] * share[p] * len(paths) ** 0.3 for p in paths) or 1
+        dl = (rtts[paths[0]] / 1000 * (2 + math.log2(1 + size / 14600))
+              + size * 8 / (agg_rate * 1e6)) * rng.uniform(0.85, 1.3)
+        start = self.t0 + len(self.rows["runs"]) * 100
+        for vantage in ("client", "server"):
+            self.rows["connections"].append(dict(
+                run_id=run_id, trace=f"{vantage}.pcap", vantage=vantage, conn_id=0,
+                transport="mptcp" if mode.startswith("MP") else "tcp",
+                mptcp_version=1 if mode.startswith("MP") else None,
+                client_addr="10.0.1.2", server_addr="10.0.0.1", server_port=80,
+                n_subflows=len(paths), payload_bytes=size, start_s=start,
+                download_time_s=dl if vantage == "client" else None, handshake_captured=True))
+            for i, p in enumerate(paths):
+                pkts = max(1, int(size * share[p] / 1448))
+                retx = sum(rng.random() < losses[p] for _ in range(min(pkts, 3000)))
+                self.rows["subflows"].append(dict(
+                    run_id=run_id, trace=f"{vantage}.pcap", vantage=vantage, conn_id=0,
+                    subflow_id=i, path=p, client_addr=f"10.0.{i + 1}.2", client_port=40000 + i,
+                    server_addr="10.0.0.1", server_port=80, is_primary=i == 0,
+                    start_s=start + i * rtts[paths[0]] / 1000, data_packets=pkts,
+                    retransmitted_packets=retx,
+                    loss_rate=retx / pkts if vantage == "server" else None,
+                    payload_bytes=int(size * share[p]), traffic_share=share[p],
+                    rtt_samples=pkts, rtt_min_ms=rtts[p], rtt_mean_ms=rtts[p] * rng.uniform(1.05, 1.6),
+                    rtt_median_ms=rtts[p] * 1.2, rtt_max_ms=rtts[p] * 4, handshake_captured=True))
+                n = min(pkts, 400)
+                t = start
+                for k in range(n):
+                    t += dl / n * rng.uniform(0.5, 1.5)
+                    self.rows["rtt_samples"].append(dict(
+                        run_id=run_id, trace="server.pcap", conn_id=0, subflow_id=i, path=p,
+                        frame=k, sent_s=t, rtt_ms=rtts[p] * (1 + rng.expovariate(3))))
+                    if mode.startswith("MP"):
+                        ofo = 0.0 if rng.random() < 0.7 else rng.expovariate(1 / max(rtts.values()))
+                        self.rows["ofo_samples"].append(dict(
+                            run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, path=p,
+                            frame=k, arrival_s=t, dsn=k * 1448, ofo_delay_ms=ofo))
+        return run_id, dl
+
+    def app_latency(self, run_id, base_ms, n=300):
+        t = self.t0
+        for k in range(n):
+            t += self.rng.expovariate(50)
+            d = base_ms * (1 + self.rng.expovariate(2))
+            self.rows["app_latency"].append(dict(run_id=run_id, flow=1, seq=k, size_bytes=1024,
+                                                 sent_s=t, received_s=t + d / 1000, delay_ms=d))
+
+    def write(self, path: Path) -> Path:
+        path = Path(path)
+        path.unlink(missing_ok=True)
+        con = duckdb.connect(str(path))
+        for table, rows in self.rows.items():
+            con.execute(ddl(table))
+            if rows:
+                df = conform(table, pl.DataFrame(rows, infer_schema_length=None))
+                con.register("df_view", df.to_arrow())
+                con.execute(f'INSERT INTO "{table}" SELECT * FROM df_view')
+                con.unregister("df_view")
+        con.close()
+        return path
+
+
+def build(path: Path, papers: tuple[str, ...] = ("chen", "cs244", "deng", "ditg", "ferlin"),
+          reps: int = 3) -> Path:
+    """Write a synthetic database covering ``papers`` (others left empty) to ``path``."""
+    b = Builder()
+    if "chen" in papers:
+        for size in (8 * KB, 64 * KB, 512 * KB, 4 * MB, 16 * MB):
+            for r in range(reps):
+                for mode in ("SP-wifi", "SP-lte"):
+                    b.run("chen", "baseline", mode, size, r, cc="reno")
+                for mode in ("MP-2", "MP-4"):
+                    for cc in ("coupled", "reno"):
+                        b.run("chen", "baseline", mode, size, r, cc=cc)
+    if "cs244" in papers:
+        prof = {"wifi": {"rtt_ms": 10.0, "loss": 0.03, "rate_mbit": 2.0},
+                "lte": {"rtt_ms": 150.0, "loss": 0.02, "rate_mbit": 2.0}}
+        for buf in (50, 100, 200, 300, 400, 500):
+            for r in range(reps):
+                for mode in ("SP-wifi", "SP-lte", "MP-2"):
+                    paths = {"SP-wifi": ["wifi"], "SP-lte": ["lte"], "MP-2": ["wifi", "lte"]}[mode]
+                    b.run("cs244", f"buf{buf}k", mode, 4 * MB, r, cc="reno",
+                          link_profiles={p: prof[p] for p in paths},
+                          extra_meta={"buffer_bytes": buf * 1000})
+    if "deng" in papers:
+        for scen, (wr, lr) in {"lte-faster": (4.0, 12.0), "wifi-faster": (15.0, 5.0)}.items():
+            prof = {"wifi": {"rtt_ms": 30.0, "loss": 0.005, "rate_mbit": wr},
+                    "lte": {"rtt_ms": 60.0, "loss": 0.0, "rate_mbit": lr}}
+            for size in (10_000, 100_000, 1_000_000):
+                for r in range(reps * 2):
+                    for prim in ("wifi", "lte"):
+                        for cc in ("coupled", "decoupled"):
+                            b.run("deng", scen, "MP-2", size, r, cc=cc, primary=prim,
+                                  link_profiles=prof)
+                    for mode in ("SP-wifi", "SP-lte"):
+                        p = mode[3:]
+                        b.run("deng", scen, mode, size, r, cc="reno", link_profiles={p: prof[p]})
+    if "ditg" in papers:
+        for wl in ("netflix", "maps", "docs"):
+            for rtt2 in (10, 40, 100, 400):
+                for loss in (0.0, 0.02):
+                    prof = {"wifi": {"rtt_ms": 10.0 if rtt2 != 40 else 40.0, "loss": loss, "rate_mbit": 100.0},
+                            "lte": {"rtt_ms": float(rtt2), "loss": 0.0, "rate_mbit": 100.0}}
+                    sym = prof["wifi"]["rtt_ms"] == prof["lte"]["rtt_ms"]
+                    for mode in ("SP-wifi", "MP-2"):
+                        for r in range(reps):
+                            rid, _ = b.run("ditg", "sym" if sym else "asym", mode, 0, r, cc="cubic",
+                                           workload=wl, link_profiles=prof if mode == "MP-2"
+                                           else {"wifi": prof["wifi"]})
+                            base = prof["wifi"]["rtt_ms"] / 2 * (1 + 30 * loss)
+                            if mode == "MP-2":
+                                base = (base * 0.6 + 0.4 * rtt2 / 2) if wl != "docs" else base
+                            b.app_latency(rid, base, n=100)
+    if "ferlin" in papers:
+        for scen, paths in {"2G+WLAN": ["wlan", "2g"], "3G+WLAN": ["wlan", "3g"],
+                            "2G+3G": ["3g", "2g"]}.items():
+            for r in range(reps * 3):
+                b.run("ferlin", scen, "MP-2", 32 * MB, r, cc="coupled", paths=paths,
+                      primary=paths[0])
+    b.rows["problems"].append(dict(run_id="chen-example", source="client.pcap", stage="extract",
+                                   reason="synthetic: subflow SYN not captured"))
+    return b.write(path)
+
+
+if __name__ == "__main__":
+    out = build(Path(sys.argv[1] if len(sys.argv) > 1 else "synthetic.duckdb"))
+    print(out)

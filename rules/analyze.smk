@@ -1,0 +1,36 @@
+# Stage 2: per-run tables (one job per run folder, so --cores parallelises and only
+# changed runs re-run), then one DuckDB file for all runs.
+
+
+rule run_tables:
+    """pcaps + meta.json of one run -> one Parquet per table (pipeline.schema.TABLES)."""
+    input:
+        run_inputs,
+    output:
+        expand(f"{TABLE_DIR}/{{{{rundir}}}}/{{table}}.parquet", table=TABLE_NAMES),
+    log:
+        f"{RESULTS}/logs/tables/{{rundir}}.log",
+    params:
+        out=lambda wc: f"{TABLE_DIR}/{wc.rundir}",
+    shell:
+        "{PY} -m pipeline tables {wildcards.rundir} --out {params.out} > {log} 2>&1"
+
+
+rule load_db:
+    """All per-run tables -> the single DuckDB file the notebooks read."""
+    input:
+        lambda wc: table_files(all_run_dirs(wc)),
+    output:
+        DB,
+    log:
+        f"{RESULTS}/logs/load.log",
+    params:
+        dirs=lambda wc: " ".join(f"{TABLE_DIR}/{d}" for d in all_run_dirs(wc)),
+    shell:
+        "{PY} -m pipeline load {params.dirs} --db {output} > {log} 2>&1"
+
+
+rule analyze:
+    """Tables for every run and the DuckDB file."""
+    input:
+        DB,

@@ -1,0 +1,96 @@
+# Helpers shared by the stages: where results go, which run folders exist, whether
+# this machine can capture.  No rule lives here.
+import os
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+from pipeline.schema import TABLES
+
+PY = sys.executable  # the interpreter running Snakemake (the project's venv)
+RESULTS = config["results_dir"]
+TABLE_DIR = f"{RESULTS}/tables"
+DB = f"{RESULTS}/lab.duckdb"
+FIGURE_DIR = f"{RESULTS}/figures"
+NOTEBOOK_DIR = f"{RESULTS}/notebooks"
+REPORT_DIR = f"{RESULTS}/report"
+NOTEBOOKS = config["notebooks"]
+TABLE_NAMES = list(TABLES)
+
+# A run folder is any directory holding meta.json; its key is its path relative to
+# the repository (e.g. data/samples/chen-mp2-64k-r1), so user folders work too.
+wildcard_constraints:
+    rundir=r"[^{}]+?",
+    nb=r"[A-Za-z0-9_-]+",
+    campaign=r"[A-Za-z0-9_-]+",
+
+
+def run_dirs_under(root):
+    """Run folders (containing meta.json) at most two levels below ``root``, sorted."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    found = {p.parent for p in root.glob("meta.json")}
+    found |= {p.parent for p in root.glob("*/meta.json")}
+    found |= {p.parent for p in root.glob("*/*/meta.json")}
+    return sorted(str(p) for p in found)
+
+
+def run_inputs(wildcards):
+    """Every file of one run folder, so a changed pcap re-runs only that run."""
+    d = Path(wildcards.rundir)
+    return sorted(str(p) for p in d.iterdir() if p.is_file())
+
+
+def capture_blockers():
+    """Why this machine cannot capture (empty list when it can)."""
+    why = []
+    if os.geteuid() != 0:
+        why.append("not root")
+    try:
+        if Path("/proc/sys/net/mptcp/enabled").read_text().strip() != "1":
+            why.append("net.mptcp.enabled is 0")
+    except OSError:
+        why.append("kernel without MPTCP (/proc/sys/net/mptcp missing)")
+    if not Path("capture/__main__.py").exists():
+        why.append("capture/ stage not installed (no capture/__main__.py)")
+    if not campaign_files():
+        why.append(f"no campaign YAML in {config['campaign_dir']}")
+    return why
+
+
+def campaign_files():
+    """campaign name -> YAML for the configured scale (only those that exist)."""
+    out = {}
+    for name in config["campaigns"]:
+        for cand in (f"{name}.{config['scale']}.yaml", f"{name}.yaml"):
+            p = Path(config["campaign_dir"]) / cand
+            if p.exists():
+                out[name] = str(p)
+                break
+    return out
+
+
+def decide_capture():
+    want = config["capture"]
+    if want is False:
+        return False
+    why = capture_blockers()
+    if not why:
+        return True
+    if want is True:
+        raise WorkflowError("capture=true but this machine cannot capture: " + "; ".join(why))
+    # auto: say so once and go on from the committed samples.
+    print(
+        f"note: not capturing ({'; '.join(why)}); analysing {config['samples_dir']} instead",
+        file=sys.stderr,
+    )
+    return False
+
+
+CAPTURE = decide_capture()
+
+
+def table_files(rundirs):
+    return [f"{TABLE_DIR}/{d}/{t}.parquet" for d in rundirs for t in TABLE_NAMES]

@@ -1,0 +1,64 @@
+# Stage 3: one notebook per paper.  notebooks/<nb>.py (jupytext percent script) ->
+# results/notebooks/<nb>.ipynb (paired notebook) -> executed against the DuckDB
+# file, writing its figures (SVG, PNG, interactive HTML) to results/figures/<nb>/
+# -> exported to HTML for the report.
+
+
+rule pair_notebook:
+    """Jupytext: the committed percent script -> its .ipynb twin."""
+    input:
+        "notebooks/{nb}.py",
+    output:
+        f"{NOTEBOOK_DIR}/{{nb}}.ipynb",
+    log:
+        f"{RESULTS}/logs/notebooks/{{nb}}.pair.log",
+    shell:
+        "{PY} -m jupytext --quiet --to ipynb --output {output} {input} > {log} 2>&1"
+
+
+rule execute_notebook:
+    """Run a notebook top to bottom on the DuckDB file; it renders its figures."""
+    input:
+        notebook=f"{NOTEBOOK_DIR}/{{nb}}.ipynb",
+        db=DB,
+        helpers=sorted(str(p) for p in Path("notebooks/labfig").glob("*.py")),
+        script="rules/scripts/execute_notebook.py",
+    output:
+        executed=f"{NOTEBOOK_DIR}/{{nb}}.executed.ipynb",
+        manifest=f"{FIGURE_DIR}/{{nb}}/manifest.json",
+    log:
+        f"{RESULTS}/logs/notebooks/{{nb}}.execute.log",
+    params:
+        figures=f"{FIGURE_DIR}/{{nb}}",
+        timeout=config["notebook_timeout_s"],
+    shell:
+        "{PY} {input.script} {input.notebook} --db {input.db} --figures {params.figures}"
+        " --out {output.executed} --timeout {params.timeout} > {log} 2>&1"
+
+
+rule notebook_html:
+    """nbconvert: executed notebook -> standalone HTML page for the report."""
+    input:
+        f"{NOTEBOOK_DIR}/{{nb}}.executed.ipynb",
+    output:
+        f"{REPORT_DIR}/notebooks/{{nb}}.html",
+    log:
+        f"{RESULTS}/logs/notebooks/{{nb}}.html.log",
+    params:
+        outdir=f"{REPORT_DIR}/notebooks",
+    shell:
+        "{PY} -m nbconvert --to html --output-dir {params.outdir} --output {wildcards.nb}"
+        " {input} > {log} 2>&1"
+
+
+rule figures:
+    """Every paper's figures (each notebook renders its own)."""
+    input:
+        expand(f"{FIGURE_DIR}/{{nb}}/manifest.json", nb=NOTEBOOKS),
+
+
+rule notebooks:
+    """Every notebook executed and exported to HTML."""
+    input:
+        expand(f"{NOTEBOOK_DIR}/{{nb}}.executed.ipynb", nb=NOTEBOOKS),
+        expand(f"{REPORT_DIR}/notebooks/{{nb}}.html", nb=NOTEBOOKS),

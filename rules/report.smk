@@ -1,0 +1,20 @@
+# Stage 4: results/report/index.html linking every figure and notebook.
+
+
+rule report:
+    """One HTML page linking every figure (SVG, PNG, interactive) and notebook."""
+    input:
+        manifests=expand(f"{FIGURE_DIR}/{{nb}}/manifest.json", nb=NOTEBOOKS),
+        notebooks=expand(f"{REPORT_DIR}/notebooks/{{nb}}.html", nb=NOTEBOOKS),
+        db=DB,
+        template="report/index.html.j2",
+        script="rules/scripts/render_report.py",
+    output:
+        f"{REPORT_DIR}/index.html",
+    log:
+        f"{RESULTS}/logs/report.log",
+    params:
+        figures=FIGURE_DIR,
+    shell:
+        "{PY} {input.script} --template {input.template} --db {input.db}"
+        " --figures {params.figures} --notebooks {input.notebooks} --out {output} > {log} 2>&1"
