@@ -147,12 +147,14 @@ impl DirectionCore {
         }
     }
 
+    #[allow(dead_code)]
     pub fn config(&self) -> &DirConfig {
         &self.cfg
     }
 
     /// Bytes and packets in the bottleneck queue at time `t_ns` (after
     /// `on_arrival` calls up to that time).
+    #[allow(dead_code)]
     pub fn queue_len(&mut self, t_ns: i64) -> (u64, usize) {
         self.expire(t_ns);
         (self.q_bytes, self.inflight.len())

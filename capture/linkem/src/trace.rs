@@ -47,10 +47,12 @@ impl Trace {
         Trace::parse(&text)
     }
 
+    #[allow(dead_code)]
     pub fn len(&self) -> usize {
         self.ms.len()
     }
 
+    #[allow(dead_code)]
     pub fn period_ms(&self) -> u64 {
         self.period_ms
     }
