@@ -1,0 +1,1 @@
+"""pcaps -> DuckDB tables of the MPTCP metrics the papers use (see DESIGN.md)."""

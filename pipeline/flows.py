@@ -1,0 +1,369 @@
+"""Structure of a trace: who is client and server, subflows, connections, sequence
+numbers relative to each side's ISN, and each server data packet's data sequence
+number. No statistics here: ``metrics`` computes those from what this returns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from . import mptcp
+
+SYN, ACK, FIN, RST = 0x02, 0x10, 0x01, 0x04
+
+
+@dataclass
+class Trace:
+    packets: pl.DataFrame  # one row per TCP frame, annotated (see annotate_packets)
+    subflows: pl.DataFrame  # one row per TCP stream (see find_subflows)
+    notes: list[str] = field(default_factory=list)  # problems worth a row
+
+
+def _has_subtype(n: int) -> pl.Expr:
+    return pl.col("mp_subtypes").fill_null("").str.contains(rf"(^|,){n}(,|$)")
+
+
+def base_columns(p: pl.DataFrame) -> pl.DataFrame:
+    return p.with_columns(
+        src=pl.coalesce("ip_src", "ip6_src"),
+        dst=pl.coalesce("ip_dst", "ip6_dst"),
+        syn=(pl.col("tcp_flags") & SYN) != 0,
+        ackf=(pl.col("tcp_flags") & ACK) != 0,
+        mpc=_has_subtype(0),
+        join=_has_subtype(1),
+        dss=_has_subtype(2),
+    )
+
+
+def find_subflows(p: pl.DataFrame) -> pl.DataFrame:
+    """One row per TCP stream: endpoints, handshake, MPTCP keys and tokens.
+
+    The client is the host that sent the SYN. Without a SYN, the SYN/ACK's
+    receiver; without either, the host that sent fewer payload bytes (the lab's
+    workloads are downloads), and the row says the handshake was not captured.
+    """
+    is_syn = pl.col("syn") & ~pl.col("ackf")
+    is_synack = pl.col("syn") & pl.col("ackf")
+
+    def first_where(cond: pl.Expr, col: str, name: str) -> pl.Expr:
+        return pl.col(col).filter(cond).first().alias(name)
+
+    g = p.group_by("stream").agg(
+        first_where(is_syn, "time_s", "t_syn"),
+        first_where(is_syn, "src", "syn_src"),
+        first_where(is_syn, "sport", "syn_sport"),
+        first_where(is_syn, "dst", "syn_dst"),
+        first_where(is_syn, "dport", "syn_dport"),
+        first_where(is_syn, "seq", "syn_seq"),
+        first_where(is_syn, "mpc", "syn_mpc"),
+        first_where(is_syn, "join", "syn_join"),
+        first_where(is_syn, "mp_recvtok", "join_token"),
+        first_where(is_syn, "mp_backup", "syn_backup"),
+        first_where(is_syn & pl.col("mpc"), "mp_version", "syn_version"),
+        first_where(is_synack, "time_s", "t_synack"),
+        first_where(is_synack, "src", "sa_src"),
+        first_where(is_synack, "sport", "sa_sport"),
+        first_where(is_synack, "dst", "sa_dst"),
+        first_where(is_synack, "dport", "sa_dport"),
+        first_where(is_synack, "seq", "sa_seq"),
+        first_where(is_synack, "mpc", "sa_mpc"),
+        first_where(is_synack, "join", "sa_join"),
+        first_where(is_synack & pl.col("mpc"), "mp_version", "sa_version"),
+        pl.col("src").first().alias("any_src"),
+        pl.col("sport").first().alias("any_sport"),
+        pl.col("dst").first().alias("any_dst"),
+        pl.col("dport").first().alias("any_dport"),
+        pl.col("time_s").min().alias("t_first"),
+        pl.col("dss").any().alias("any_dss"),
+        pl.col("frame").min().alias("first_frame"),
+    )
+    # Payload by (stream, sender) to guess the server when no handshake was seen.
+    by_sender = (
+        p.group_by("stream", "src", "sport")
+        .agg(pl.col("payload_bytes").cast(pl.Int64).sum().alias("sent"))
+        .sort("stream", "sent", "sport", descending=[False, True, False])
+        .group_by("stream", maintain_order=True)
+        .agg(pl.col("src").first().alias("big_src"), pl.col("sport").first().alias("big_sport"),
+             pl.len().alias("n_senders"))
+    )
+    g = g.join(by_sender, on="stream", how="left")
+    g = g.with_columns(
+        handshake_captured=pl.col("t_syn").is_not_null(),
+        server_addr=pl.coalesce("syn_dst", "sa_src", "big_src"),
+        server_port=pl.coalesce("syn_dport", "sa_sport", "big_sport"),
+    ).with_columns(
+        client_addr=pl.coalesce(
+            "syn_src", "sa_dst",
+            pl.when(pl.col("any_src") == pl.col("server_addr")).then("any_dst").otherwise("any_src"),
+        ),
+        client_port=pl.coalesce(
+            "syn_sport", "sa_dport",
+            pl.when(pl.col("any_src") == pl.col("server_addr")).then("any_dport").otherwise("any_sport"),
+        ),
+        mp_version=pl.coalesce("sa_version", "syn_version").cast(pl.Int8),
+        # MP_CAPABLE on both SYN and SYN/ACK: an MPTCP connection (else a fallback).
+        kind=pl.when(pl.col("syn_mpc") & pl.col("sa_mpc").fill_null(True))
+        .then(pl.lit("mpc"))
+        .when(pl.col("syn_join"))
+        .then(pl.lit("join"))
+        .when(pl.col("t_syn").is_null() & pl.col("t_synack").is_null() & pl.col("any_dss"))
+        .then(pl.lit("dss"))
+        .when(pl.col("t_syn").is_null() & pl.col("sa_mpc").fill_null(False))
+        .then(pl.lit("mpc"))
+        .otherwise(pl.lit("tcp")),
+    )
+    # Keys from the MP_CAPABLE exchange: each side's key is the sendkey of its own
+    # MP_CAPABLE packets (v0 SYN / v1 third ACK for the client, SYN/ACK for the server).
+    keys = (
+        p.filter(pl.col("mpc") & pl.col("mp_sendkey").is_not_null())
+        .join(g.select("stream", "server_addr", "server_port"), on="stream")
+        .with_columns(from_server=(pl.col("src") == pl.col("server_addr")) & (pl.col("sport") == pl.col("server_port")))
+        .group_by("stream")
+        .agg(
+            pl.col("mp_sendkey").filter(~pl.col("from_server")).first().alias("client_key"),
+            pl.col("mp_sendkey").filter(pl.col("from_server")).first().alias("server_key"),
+            pl.col("mp_recvkey").filter(~pl.col("from_server")).first().alias("echoed_server_key"),
+        )
+    )
+    g = g.join(keys, on="stream", how="left").with_columns(
+        server_key=pl.coalesce("server_key", "echoed_server_key"),
+        is_backup=pl.col("syn_backup").fill_null(0).cast(pl.Boolean),
+        isn_client=pl.col("syn_seq"),
+        isn_server=pl.col("sa_seq"),
+    )
+    return g.sort("first_frame")
+
+
+def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """Group subflows into connections: MP_JOIN by token, handshake-less MPTCP
+    subflows by data sequence range; plain TCP streams are connections of one."""
+    notes: list[str] = []
+    rows = sf.to_dicts()
+    conn_of: dict[int, int] = {}
+    token_to_conn: dict[int, int] = {}
+    server_idsn: dict[int, int | None] = {}
+    next_id = 0
+    for r in rows:
+        if r["kind"] == "mpc":
+            cid = next_id
+            next_id += 1
+            conn_of[r["stream"]] = cid
+            v = r["mp_version"] if r["mp_version"] is not None else 1
+            if r["server_key"] is not None:
+                token_to_conn[mptcp.token(r["server_key"], v)] = cid
+                server_idsn[cid] = mptcp.idsn(r["server_key"], v)
+            else:
+                server_idsn[cid] = None
+    for r in rows:
+        if r["kind"] == "join":
+            tok = r["join_token"]
+            if tok in token_to_conn:
+                conn_of[r["stream"]] = token_to_conn[tok]
+            else:
+                cid = next_id
+                next_id += 1
+                conn_of[r["stream"]] = cid
+                server_idsn[cid] = None
+                token_to_conn[tok] = cid
+                notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} matches no captured MP_CAPABLE handshake")
+    dss_rows = [r for r in rows if r["kind"] == "dss"]
+    if dss_rows:
+        ranges = _dsn_ranges(p, sf)
+        for r in dss_rows:
+            cid = _match_by_dsn(r, ranges, conn_of, sf)
+            if cid is None:
+                cid = next_id
+                next_id += 1
+                server_idsn[cid] = None
+            conn_of[r["stream"]] = cid
+            notes.append(
+                f"subflow {r['stream']}: handshake not captured; joined to connection {cid} by data sequence range"
+                if cid in conn_of.values() and list(conn_of.values()).count(cid) > 1
+                else f"subflow {r['stream']}: MPTCP handshake not captured; treated as its own connection"
+            )
+    for r in rows:
+        if r["stream"] not in conn_of:
+            conn_of[r["stream"]] = next_id
+            server_idsn[next_id] = None
+            next_id += 1
+    out = sf.with_columns(
+        conn_id=pl.col("stream").replace_strict(conn_of, return_dtype=pl.Int32),
+    )
+    out = out.with_columns(
+        server_idsn=pl.col("conn_id").replace_strict(
+            {k: v for k, v in server_idsn.items()}, default=None, return_dtype=pl.UInt64
+        )
+    )
+    # The primary subflow is the one that carried MP_CAPABLE (or the first one seen).
+    out = out.with_columns(
+        is_primary=pl.when(pl.col("kind") == "mpc").then(True)
+        .when(pl.col("kind").is_in(["join"])).then(False)
+        .otherwise(pl.col("first_frame") == pl.col("first_frame").min().over("conn_id"))
+    )
+    return out, notes
+
+
+def _dsn_ranges(p: pl.DataFrame, sf: pl.DataFrame) -> dict[int, tuple[int, int]]:
+    """Raw 64-bit DSN range of server mappings per stream (for matching)."""
+    m = (
+        p.filter(pl.col("mp_map_present") == 1, pl.col("mp_dsn64") == 1, pl.col("mp_map_len") > 0)
+        .join(sf.select("stream", "server_addr", "server_port"), on="stream")
+        .filter(pl.col("src") == pl.col("server_addr"), pl.col("sport") == pl.col("server_port"))
+        .group_by("stream")
+        .agg(pl.col("mp_dsn_raw").min().alias("lo"), pl.col("mp_dsn_raw").max().alias("hi"))
+    )
+    return {r["stream"]: (r["lo"], r["hi"]) for r in m.iter_rows(named=True)}
+
+
+def _match_by_dsn(r: dict, ranges: dict, conn_of: dict, sf: pl.DataFrame) -> int | None:
+    mine = ranges.get(r["stream"])
+    if mine is None:
+        return None
+    best = None
+    for stream, cid in conn_of.items():
+        other = ranges.get(stream)
+        if other is None:
+            continue
+        # The same connection's subflows share one data sequence space: their ranges
+        # interleave, or lie within a window far smaller than the 2^64 space.
+        gap = max(mine[0], other[0]) - min(mine[1], other[1])
+        if gap < (1 << 32) and (best is None or gap < best[0]):
+            best = (gap, cid)
+    return None if best is None else best[1]
+
+
+def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
+    """Direction, sequence and ack numbers relative to each side's ISN, unwrapped.
+
+    ``down`` is server -> client. ``rel_seq`` of a packet's first byte is 1 for the
+    first data byte when the handshake was captured (the ISN is 0); otherwise the
+    first packet seen in that direction is taken to start at 1.
+    """
+    p = p.join(
+        sf.select("stream", "conn_id", "server_addr", "server_port", "isn_client", "isn_server"),
+        on="stream",
+        how="left",
+    ).with_columns(
+        down=(pl.col("src") == pl.col("server_addr")) & (pl.col("sport") == pl.col("server_port"))
+    )
+    p = p.sort("frame")
+    # Base per (stream, direction): the ISN when seen, else the first sequence number - 1.
+    first_seq = p.group_by("stream", "down").agg(pl.col("seq").first().alias("seq0"))
+    p = p.join(first_seq, on=["stream", "down"], how="left").with_columns(
+        base=pl.when(pl.col("down"))
+        .then(pl.coalesce("isn_server", pl.col("seq0").cast(pl.Int64) - 1))
+        .otherwise(pl.coalesce("isn_client", pl.col("seq0").cast(pl.Int64) - 1))
+        .cast(pl.Int64)
+    )
+    # The ack numbers of one direction count the other direction's bytes.
+    other_base = p.group_by("stream", "down").agg(pl.col("base").first().alias("ack_base")).with_columns(
+        down=~pl.col("down")
+    )
+    p = p.join(other_base, on=["stream", "down"], how="left").sort("frame")
+    seq = (pl.col("seq").cast(pl.Int64) - pl.col("base")) % (1 << 32)
+    ack = (pl.col("ack").cast(pl.Int64) - pl.col("ack_base")) % (1 << 32)
+    p = p.with_columns(seq32=seq, ack32=pl.when(pl.col("ackf")).then(ack))
+    return p.with_columns(
+        rel_seq=_unwrap_expr("seq32").over("stream", "down"),
+        rel_ack=_unwrap_expr("ack32").over("stream", "down"),
+    ).drop("seq32", "ack32", "seq0", "base", "ack_base")
+
+
+def _unwrap_expr(col: str) -> pl.Expr:
+    c = pl.col(col)
+    d = c.forward_fill().diff().fill_null(0)
+    wraps = (d < -(1 << 31)).cast(pl.Int64).cum_sum() - (d > (1 << 31)).cast(pl.Int64).cum_sum()
+    return c + wraps * (1 << 32)
+
+
+def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """Give every server data packet the data sequence number of its first byte.
+
+    DSS mappings (DSN, subflow sequence number relative to the ISN, length) may cover
+    several segments; a packet's DSN is the mapping's DSN plus its offset into the
+    mapping. Needs the subflow's SYN/ACK (the server ISN): without it, the subflow's
+    packets get no DSN and a note says so.
+    """
+    notes: list[str] = []
+    p = p.with_columns(dsn_rel=pl.lit(None, dtype=pl.Int64))
+    mp_conns = sf.filter(pl.col("kind") != "tcp")
+    if mp_conns.height == 0:
+        return p, notes
+    no_isn = mp_conns.filter(pl.col("isn_server").is_null())["stream"].to_list()
+    for s in no_isn:
+        notes.append(f"subflow {s}: SYN/ACK not captured, so its data sequence numbers cannot be inferred")
+    maps = p.filter(
+        pl.col("down"), pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
+        ~pl.col("stream").is_in(no_isn), pl.col("mp_ssn").is_not_null(),
+    ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_ssn", "mp_map_len")
+    if maps.height == 0:
+        return p, notes
+    # DSNs relative to the server's IDSN (first data byte = 1), per connection.
+    idsn_of = dict(zip(*sf.select("conn_id", "server_idsn").unique("conn_id").to_dict(as_series=False).values()))
+    parts = []
+    for (cid,), m in maps.sort("frame").group_by(["conn_id"], maintain_order=True):
+        ref = idsn_of.get(cid)
+        if ref is None:
+            ref = int(m["mp_dsn_raw"][0]) - 1
+        rel = mptcp.relative_dsn(m["mp_dsn_raw"].to_numpy(), m["mp_dsn64"].fill_null(1).to_numpy(), int(ref))
+        parts.append(m.with_columns(map_dsn=pl.Series(rel, dtype=pl.Int64)))
+    maps = (
+        pl.concat(parts)
+        .select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len", "map_dsn")
+        .unique(["stream", "map_ssn", "map_dsn"])
+        .sort("map_ssn")
+    )
+    data = p.filter(pl.col("down"), pl.col("payload_bytes") > 0).select("frame", "stream", "rel_seq").sort("rel_seq")
+    # The SSN of a mapping is 32-bit; compare it with the packet's sequence modulo 2^32.
+    data = data.with_columns(seq_mod=(pl.col("rel_seq") % (1 << 32))).sort("seq_mod")
+    j = data.join_asof(maps, left_on="seq_mod", right_on="map_ssn", by="stream", strategy="backward", check_sortedness=False)
+    j = j.with_columns(
+        dsn_rel_new=pl.when(
+            pl.col("map_ssn").is_not_null()
+            & (pl.col("seq_mod") < pl.col("map_ssn") + pl.col("mp_map_len").cast(pl.Int64))
+        ).then(pl.col("map_dsn") + (pl.col("seq_mod") - pl.col("map_ssn")))
+    ).select("frame", "dsn_rel_new")
+    p = p.join(j, on="frame", how="left").with_columns(dsn_rel=pl.col("dsn_rel_new")).drop("dsn_rel_new")
+    unmapped = p.filter(
+        pl.col("down"), pl.col("payload_bytes") > 0, pl.col("dsn_rel").is_null(),
+        ~pl.col("stream").is_in(no_isn), pl.col("stream").is_in(mp_conns["stream"].implode()),
+    ).height
+    if unmapped:
+        notes.append(f"{unmapped} server data packets are covered by no captured DSS mapping")
+    return p.sort("frame"), notes
+
+
+def build_trace(packets: pl.DataFrame) -> Trace:
+    p = base_columns(packets)
+    sf = find_subflows(p)
+    sf, notes = assign_connections(sf, p)
+    p = annotate_packets(p, sf)
+    p, more = map_dsn(p, sf)
+    notes += more
+    # Time of the client's first ACK after the SYN/ACK (the handshake's third packet).
+    t3 = (
+        p.join(sf.select("stream", "t_synack"), on="stream")
+        .filter(~pl.col("down"), ~pl.col("syn"), pl.col("ackf"), pl.col("time_s") >= pl.col("t_synack"))
+        .group_by("stream")
+        .agg(pl.col("time_s").min().alias("t_ack3"))
+    )
+    sf = sf.join(t3, on="stream", how="left")
+    one_way = sf.filter(pl.col("n_senders") == 1)["stream"].to_list()
+    for s in one_way:
+        notes.append(f"subflow {s}: only one direction was captured")
+    return Trace(p, sf, notes)
+
+
+def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:
+    """Client or server capture, from handshake timing.
+
+    At the client the SYN -> SYN/ACK gap is a round trip and SYN/ACK -> third ACK
+    is immediate; at the server it is the other way round. Majority over subflows.
+    """
+    t = sf.filter(pl.col("t_syn").is_not_null(), pl.col("t_synack").is_not_null(), pl.col("t_ack3").is_not_null())
+    if t.height == 0:
+        return None
+    votes = ((t["t_synack"] - t["t_syn"]) > (t["t_ack3"] - t["t_synack"])).cast(pl.Int32)
+    return "client" if votes.sum() * 2 > t.height else "server" if votes.sum() * 2 < t.height else None

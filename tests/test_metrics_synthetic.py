@@ -1,0 +1,220 @@
+"""Metrics on pcaps built with scapy, where every value is known by construction.
+
+Times are chosen so each expected number can be read off the exchange; pcap
+timestamps have microsecond resolution, hence the 1e-3 ms tolerance.
+"""
+import polars as pl
+import pytest
+
+from pcapgen import (CLIENT_KEY, Subflow, join_handshake, mp_handshake, opt_dss, server_idsn,
+                     tcp_handshake, write)
+from pipeline import mptcp, tables
+
+US = 1e-3  # ms: one microsecond, the pcap timestamp resolution
+
+
+def analyze(path, run="r", vantage=None):
+    t, problems = tables.analyze_trace(path, run, vantage)
+    return tables.complete({**t, "problems": tables.problems_table(problems)})
+
+
+# --- single-path download with one retransmission -------------------------------
+
+def single_path(vantage: str, ipv6: bool = False) -> Subflow:
+    """Plain TCP, 5 segments of 1000 B; segment 3 is lost and retransmitted.
+
+    One-way delay 50 ms both ways. The server sends segments at 150..154 ms; the
+    client acks 1 and 2 (arriving 250/251 ms), dup-acks 2001 (253, 254 ms); the
+    server retransmits 2001 at 254 ms; one ACK for everything arrives at 354 ms.
+    """
+    cl, sv = ("fd00:1::2", "fd00::1") if ipv6 else ("10.0.1.2", "10.0.0.1")
+    sf = Subflow(cl, sv, 40001, ipv6=ipv6)
+    s = 0.050 if vantage == "client" else 0.0  # server-sent packets reach the client later
+    c = 0.050 if vantage == "server" else 0.0  # and client-sent ones the server
+    if vantage == "server":
+        tcp_handshake(sf, 0.050, 0.050, 0.150)
+        sf.request(0.150)
+    else:
+        tcp_handshake(sf, 0.000, 0.100, 0.100)
+        sf.request(0.100)
+    sends = [0.150, 0.151, 0.152, 0.153, 0.154]
+    for i, t in enumerate(sends):
+        if vantage == "server" or i != 2:  # segment 3 never reaches the client
+            sf.data(t + s, 1 + 1000 * i, 1000, client_rel_seq=101)
+    for t, a in [(0.200, 1001), (0.201, 2001), (0.203, 2001), (0.204, 2001)]:
+        sf.ack(t + c, a, client_rel_seq=101)
+    sf.data(0.254 + s, 2001, 1000, client_rel_seq=101)
+    sf.ack(0.304 + c, 5001, client_rel_seq=101)
+    return sf
+
+
+@pytest.mark.parametrize("ipv6", [False, True])
+def test_single_path_server_trace_loss_and_rtt(tmp_path, ipv6):
+    t = analyze(write(tmp_path / "server.pcap", single_path("server", ipv6)))
+    sub = t["subflows"].row(0, named=True)
+    assert sub["vantage"] == "server"
+    assert (sub["data_packets"], sub["retransmitted_packets"]) == (6, 1)
+    assert sub["loss_rate"] == pytest.approx(1 / 6)
+    # Karn: segment 3 gives no sample; 4 and 5 wait for the ACK at 354 ms.
+    assert t["rtt_samples"]["rtt_ms"].to_list() == pytest.approx([100, 100, 201, 200], abs=US)
+    assert sub["rtt_samples"] == 4 and sub["rtt_min_ms"] == pytest.approx(100, abs=US)
+    conn = t["connections"].row(0, named=True)
+    assert conn["transport"] == "tcp" and conn["n_subflows"] == 1
+    assert conn["download_time_s"] is None  # a client-trace metric
+    assert t["problems"].height == 0
+
+
+def test_single_path_client_trace_download_time(tmp_path):
+    t = analyze(write(tmp_path / "client.pcap", single_path("client")))
+    conn = t["connections"].row(0, named=True)
+    # First SYN at 0, last data packet (the retransmission) received at 304 ms.
+    assert conn["download_time_s"] == pytest.approx(0.304, abs=1e-6)
+    assert conn["payload_bytes"] == 5000
+    sub = t["subflows"].row(0, named=True)
+    assert sub["loss_rate"] is None  # a server-trace metric
+    assert sub["traffic_share"] == pytest.approx(1.0)
+    assert t["rtt_samples"].height == 0
+
+
+def test_vantage_inferred_from_handshake_timing(tmp_path):
+    for v in ("client", "server"):
+        t = analyze(write(tmp_path / f"trace-{v[0]}.pcap", single_path(v)))
+        assert t["connections"]["vantage"].to_list() == [v]
+
+
+# --- two-subflow MPTCP download --------------------------------------------------
+
+WIFI, LTE, SRV = "10.0.1.2", "10.0.2.2", "10.0.0.1"
+
+
+def two_subflows(version: int = 1, dsn64: bool = True):
+    """Client trace. wifi: MP_CAPABLE at 0 ms (RTT 20 ms); lte joins at 30 ms (RTT
+    100 ms). wifi carries DSN 1..4000 (40–43 ms) and 6001..7000 (182 ms); lte carries
+    4001..6000 (180, 181 ms). Everything arrives in DSN order."""
+    a = mp_handshake(Subflow(WIFI, SRV, 40001), 0.000, 0.020, 0.020, version)
+    b = join_handshake(Subflow(LTE, SRV, 40002, isn_c=7000, isn_s=90000), 0.030, 0.130, 0.130, version)
+    idsn = server_idsn(version)
+    for i, t in enumerate([0.040, 0.041, 0.042, 0.043]):
+        a.data(t, 1 + 1000 * i, 1000, [opt_dss(dsn=idsn + 1 + 1000 * i, ssn=1 + 1000 * i, length=1000, dsn64=dsn64)])
+    for i, t in enumerate([0.180, 0.181]):
+        b.data(t, 1 + 1000 * i, 1000, [opt_dss(dsn=idsn + 4001 + 1000 * i, ssn=1 + 1000 * i, length=1000, dsn64=dsn64)])
+    a.data(0.182, 4001, 1000, [opt_dss(dsn=idsn + 6001, ssn=4001, length=1000, dsn64=dsn64)])
+    return a, b
+
+
+@pytest.mark.parametrize("version", [1, 0])
+def test_two_subflows_join_share_and_download_time(tmp_path, version):
+    t = analyze(write(tmp_path / "client.pcap", *two_subflows(version)), vantage="client")
+    conn = t["connections"]
+    assert conn.height == 1, "the MP_JOIN subflow must join the MP_CAPABLE connection by token"
+    c = conn.row(0, named=True)
+    assert (c["transport"], c["n_subflows"], c["mptcp_version"]) == ("mptcp", 2, version)
+    assert c["download_time_s"] == pytest.approx(0.182, abs=1e-6)
+    assert c["payload_bytes"] == 7000
+    sub = t["subflows"].sort("client_addr")
+    assert sub["client_addr"].to_list() == [WIFI, LTE]
+    assert sub["is_primary"].to_list() == [True, False]
+    assert sub["traffic_share"].to_list() == pytest.approx([5 / 7, 2 / 7])
+    assert sub["start_s"].to_list() == pytest.approx([0.0, 0.030])
+    assert t["ofo_samples"]["ofo_delay_ms"].to_list() == [0.0] * 7
+
+
+def test_path_labels_from_map(tmp_path):
+    t, _ = tables.analyze_trace(write(tmp_path / "client.pcap", *two_subflows()), "r", "client",
+                                {WIFI: "wifi", LTE: "lte"})
+    assert t["subflows"].sort("start_s")["path"].to_list() == ["wifi", "lte"]
+
+
+# --- a DSS mapping that covers several segments ---------------------------------
+
+@pytest.mark.parametrize("dsn64", [True, False])
+def test_mapping_over_several_segments(tmp_path, dsn64):
+    """One mapping (DSN 1, SSN 1, 3000 B) on the first of three 1000 B segments."""
+    a = mp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
+    idsn = server_idsn()
+    a.data(0.04, 1, 1000, [opt_dss(dsn=idsn + 1, ssn=1, length=3000, dsn64=dsn64)])
+    a.data(0.05, 1001, 1000)
+    a.data(0.06, 2001, 1000)
+    t = analyze(write(tmp_path / "client.pcap", a))
+    ofo = t["ofo_samples"].sort("arrival_s")
+    want = [(idsn + k) % 2**64 for k in (1, 1001, 2001)]
+    assert ofo["dsn"].to_list() == want
+    assert ofo["ofo_delay_ms"].to_list() == [0.0, 0.0, 0.0]
+
+
+# --- a packet held out of order across subflows -----------------------------------
+
+def test_ofo_delay_across_subflows(tmp_path):
+    """wifi brings DSN 1 (100 ms) and 2001 (150 ms); lte brings 1001 at 200 ms, so
+    2001 waits 50 ms; wifi's 3001 at 250 ms is in order."""
+    a = mp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
+    b = join_handshake(Subflow(LTE, SRV, 40002, isn_c=7000, isn_s=90000), 0.03, 0.06, 0.06)
+    d = server_idsn()
+    a.data(0.100, 1, 1000, [opt_dss(dsn=d + 1, ssn=1, length=1000)])
+    a.data(0.150, 1001, 1000, [opt_dss(dsn=d + 2001, ssn=1001, length=1000)])
+    b.data(0.200, 1, 1000, [opt_dss(dsn=d + 1001, ssn=1, length=1000)])
+    a.data(0.250, 2001, 1000, [opt_dss(dsn=d + 3001, ssn=2001, length=1000)])
+    t = analyze(write(tmp_path / "client.pcap", a, b))
+    ofo = t["ofo_samples"].sort("arrival_s")
+    assert ofo["dsn"].to_list() == [(d + k) % 2**64 for k in (1, 2001, 1001, 3001)]
+    assert ofo["ofo_delay_ms"].to_list() == pytest.approx([0, 50, 0, 0], abs=US)
+
+
+# --- a reinjection -----------------------------------------------------------------
+
+def reinjection(vantage: str):
+    """DSN 1001..2000 goes out on lte at 200 ms and is reinjected on wifi at 250 ms
+    (client trace: the reinjection arrives at 250 ms, lte's original at 400 ms);
+    wifi's DSN 2001 arrived at 220 ms and waits for the reinjection: 30 ms."""
+    a = mp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
+    b = join_handshake(Subflow(LTE, SRV, 40002, isn_c=7000, isn_s=90000), 0.03, 0.06, 0.06)
+    d = server_idsn()
+    a.data(0.100, 1, 1000, [opt_dss(dsn=d + 1, ssn=1, length=1000)])
+    b.data(0.200 if vantage == "server" else 0.400, 1, 1000, [opt_dss(dsn=d + 1001, ssn=1, length=1000)])
+    a.data(0.220, 1001, 1000, [opt_dss(dsn=d + 2001, ssn=1001, length=1000)])
+    a.data(0.250, 2001, 1000, [opt_dss(dsn=d + 1001, ssn=2001, length=1000)])  # the reinjection
+    return a, b
+
+
+def test_reinjection_ofo_and_share(tmp_path):
+    t = analyze(write(tmp_path / "client.pcap", *reinjection("client")))
+    ofo = t["ofo_samples"].sort("arrival_s")
+    # arrivals: 100 (DSN 1), 220 (2001: waits 30 ms), 250 (reinjected 1001), 400 (lte's copy)
+    assert ofo["ofo_delay_ms"].to_list() == pytest.approx([0, 30, 0, 0], abs=US)
+    sub = t["subflows"].sort("start_s")
+    assert sub["payload_bytes"].to_list() == [3000, 1000]
+    assert sub["traffic_share"].to_list() == pytest.approx([0.75, 0.25])
+
+
+def test_reinjection_is_not_a_subflow_retransmission(tmp_path):
+    t = analyze(write(tmp_path / "server.pcap", *reinjection("server")))
+    sub = t["subflows"].sort("start_s")
+    assert sub["retransmitted_packets"].to_list() == [0, 0]
+    assert sub["loss_rate"].to_list() == [0.0, 0.0]
+
+
+# --- a connection whose SYN was not captured -----------------------------------------
+
+def test_missing_handshake(tmp_path):
+    """Server trace that starts mid-transfer: data 3 x 1000 B at 0/1/2 ms, ACKs 100 ms
+    later. The client is the host that sent no payload; loss and RTT still work."""
+    sf = Subflow(WIFI, SRV, 40001)
+    for i in range(3):
+        sf.data(0.000 + 0.001 * i, 5001 + 1000 * i, 1000, client_rel_seq=101)
+        sf.ack(0.100 + 0.001 * i, 6001 + 1000 * i, client_rel_seq=101)
+    t = analyze(write(tmp_path / "server.pcap", sf))
+    c = t["connections"].row(0, named=True)
+    assert (c["client_addr"], c["server_addr"], c["handshake_captured"]) == (WIFI, SRV, False)
+    assert t["rtt_samples"]["rtt_ms"].to_list() == pytest.approx([100, 100, 100], abs=US)
+    assert t["subflows"]["loss_rate"].to_list() == [0.0]
+    # The same exchange seen by the client: no SYN, so no download time, and a problem row.
+    t = analyze(write(tmp_path / "client-nosyn.pcap", sf), vantage="client")
+    assert t["connections"]["download_time_s"].to_list() == [None]
+    assert any("SYN not captured" in r for r in t["problems"]["reason"].to_list())
+
+
+def test_tokens_and_idsn_follow_rfc8684_and_rfc6824():
+    import hashlib
+    k = CLIENT_KEY.to_bytes(8, "big")
+    assert mptcp.token(CLIENT_KEY, 1) == int.from_bytes(hashlib.sha256(k).digest()[:4], "big")
+    assert mptcp.idsn(CLIENT_KEY, 0) == int.from_bytes(hashlib.sha1(k).digest()[-8:], "big")
