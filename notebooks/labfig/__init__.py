@@ -13,11 +13,12 @@ from labfig.charts import (
     boxplot,
     ccdf_chart,
     empty_state,
+    render,
     save,
 )
 from labfig.compare import Finding, findings_table, side_by_side
 
 __all__ = [
-    "connect", "query", "runs_of", "boxplot", "ccdf_chart", "empty_state", "save",
+    "connect", "query", "runs_of", "boxplot", "ccdf_chart", "empty_state", "render", "save",
     "Finding", "findings_table", "side_by_side",
 ]

@@ -95,7 +95,8 @@ def boxplot(df: pl.DataFrame, x: str, y_title: str, color: str | None = None,
 
 def ccdf_chart(df: pl.DataFrame, x_title: str, color: str, facet: str | None = None,
                log_x: bool = True, log_y: bool = True, color_title: str = "",
-               facet_sort: list | None = None, strokedash: str | None = None) -> alt.Chart:
+               facet_sort: list | None = None, strokedash: str | None = None,
+               color_sort: list | None = None) -> alt.Chart:
     """CCDF P(X > x) as step lines from pre-computed points (``x``, ``ccdf``)."""
     d = df.filter(pl.col("x") > 0) if log_x else df
     if log_y:
@@ -104,7 +105,7 @@ def ccdf_chart(df: pl.DataFrame, x_title: str, color: str, facet: str | None = N
         x=alt.X("x:Q", title=x_title, scale=alt.Scale(type="log" if log_x else "linear")),
         y=alt.Y("ccdf:Q", title="CCDF  P(X > x)",
                 scale=alt.Scale(type="log" if log_y else "linear")),
-        color=alt.Color(f"{color}:N", title=color_title or color),
+        color=alt.Color(f"{color}:N", title=color_title or color, sort=color_sort),
         tooltip=[color, alt.Tooltip("x:Q", format=".3g"), alt.Tooltip("ccdf:Q", format=".3g")],
     )
     if strokedash:
@@ -114,3 +115,18 @@ def ccdf_chart(df: pl.DataFrame, x_title: str, color: str, facet: str | None = N
     if facet:
         chart = chart.facet(column=alt.Column(f"{facet}:N", title=None, sort=facet_sort))
     return chart
+
+
+def render(df: pl.DataFrame, build, name: str, title: str, caption: str = "",
+           paper_ref: str = "", empty_msg: str = "") -> alt.TopLevelMixin:
+    """Build and save a chart from ``df``, or an explanatory empty state when ``df``
+    has no rows (the sample database may lack this paper's runs)."""
+    if df is None or df.is_empty():
+        msg = empty_msg or (
+            "The database has no runs for this figure. Capture the paper's campaign "
+            "(snakemake --cores all reproduce_all --config capture=true) or analyse your "
+            "own pcaps, then re-run the notebook.")
+        chart = empty_state(f"{title}: no data", msg)
+        return save(chart, name, title, caption, paper_ref, empty=True)
+    chart = build(df).properties(title=title)
+    return save(chart, name, title, caption, paper_ref)

@@ -34,7 +34,11 @@ def connect(path: str | None = None) -> duckdb.DuckDBPyConnection:
 
 def query(sql: str, params: list | dict | None = None) -> pl.DataFrame:
     """Run SQL on the lab database, return a polars DataFrame."""
-    return connect(os.environ.get("MPTCP_LAB_DB")).execute(sql, params or []).pl()
+    cur = connect(os.environ.get("MPTCP_LAB_DB")).cursor()
+    try:
+        return pl.from_arrow(cur.sql(sql, params=params or None).to_arrow_table())
+    finally:
+        cur.close()
 
 
 def runs_of(paper: str) -> str:
@@ -55,7 +59,7 @@ def quantiles_sql(value: str, source: str, by: list[str]) -> str:
         GROUP BY {keys} ORDER BY {keys}"""
 
 
-def ccdf_sql(value: str, source: str, by: list[str], points: int = 150) -> str:
+def ccdf_sql(value: str, source: str, by: list[str], points: int = 60) -> str:
     """SQL: thinned CCDF points P(X > x) of ``value`` per group.
 
     Every sample counts in the denominator (zeros too, e.g. in-order packets in the
@@ -75,11 +79,11 @@ def ccdf_sql(value: str, source: str, by: list[str], points: int = 150) -> str:
         FROM s
         WHERE r = n OR r = 1
            OR r % greatest(1, n // {points}) = 0
-           OR floor(ln(n - r + 1) * 12) <> floor(ln(n - r + 2) * 12)
+           OR floor(ln(n - r + 1) * 6) <> floor(ln(n - r + 2) * 6)
         ORDER BY {keys}, x"""
 
 
-def cdf_sql(value: str, source: str, by: list[str], points: int = 200) -> str:
+def cdf_sql(value: str, source: str, by: list[str], points: int = 100) -> str:
     """SQL: thinned empirical CDF points P(X <= x) per group."""
     keys = ", ".join(by)
     return f"""
@@ -113,3 +117,26 @@ SIZE_LABEL_SQL = """CASE
     WHEN size_bytes % 1024 = 0 THEN printf('%d KB', size_bytes // 1024)
     WHEN size_bytes % 1000 = 0 THEN printf('%d KB', size_bytes // 1000)
     ELSE printf('%d B', size_bytes) END"""
+
+
+def path_rtt_sql(path: str) -> str:
+    """SQL: the configured RTT (ms) of ``path`` from meta.json (down + up one-way delay)."""
+    j = "meta_json"
+    return (f"(coalesce(TRY_CAST(json_extract_string({j}, '$.paths.{path}.down.delay_ms') AS DOUBLE), 0)"
+            f" + coalesce(TRY_CAST(json_extract_string({j}, '$.paths.{path}.up.delay_ms') AS DOUBLE), 0))")
+
+
+def path_loss_sql(path: str) -> str:
+    """SQL: the configured downstream loss probability of ``path`` from meta.json."""
+    j = "meta_json"
+    return (f"coalesce(TRY_CAST(json_extract_string({j}, '$.paths.{path}.down.loss') AS DOUBLE),"
+            f" TRY_CAST(json_extract_string({j}, '$.paths.{path}.down.loss.p') AS DOUBLE), 0)")
+
+
+# SQL: the socket buffer size (bytes) a run used: meta.json buffer_bytes, else the
+# max of net.ipv4.tcp_rmem / net.core.rmem_max applied, else "<n>k" in the scenario.
+BUFFER_SQL = r"""coalesce(
+    TRY_CAST(json_extract_string(meta_json, '$.buffer_bytes') AS BIGINT),
+    TRY_CAST(split_part(json_extract_string(meta_json, '$.sysctls_applied."net.ipv4.tcp_rmem"'), ' ', 3) AS BIGINT),
+    TRY_CAST(json_extract_string(meta_json, '$.sysctls_applied."net.core.rmem_max"') AS BIGINT),
+    TRY_CAST(nullif(regexp_extract(scenario, '(\d+)\s*[kK]', 1), '') AS BIGINT) * 1000)"""

@@ -43,16 +43,19 @@ class Builder:
                           "MP-4": ["wifi", "lte", "wifi2", "lte2"]}[mode]
         if mode.startswith("MP") and primary in paths:
             paths = [primary] + [p for p in paths if p != primary]
-        meta = {"campaign": campaign, "scenario": scenario, "mode": mode,
-                "link_profiles": link_profiles or {p: {"rtt_ms": PATHS[p][0], "loss": PATHS[p][1],
-                                                       "rate_mbit": PATHS[p][2]} for p in paths}}
+        prof = link_profiles or {p: {"rtt_ms": PATHS[p][0], "loss": PATHS[p][1],
+                                     "rate_mbit": PATHS[p][2]} for p in paths}
+        # the layout capture/ writes: paths.<path>.down/up with one-way delay_ms
+        meta = {"campaign": campaign, "scenario": scenario, "mode": mode, "paths": {
+            p: {d: {"delay_ms": v["rtt_ms"] / 2, "loss": v["loss"] if d == "down" else 0,
+                    "rate_mbit": v["rate_mbit"]} for d in ("down", "up")}
+            for p, v in prof.items() if not p.endswith("2")}}
         meta.update(extra_meta or {})
         self.rows["runs"].append(dict(
             run_id=run_id, campaign=campaign, scenario=scenario, mode=mode,
             congestion_control=cc, scheduler="default", primary_path=paths[0],
             size_bytes=size, workload=workload, repetition=rep,
             started_at="2024-01-01T00:00:00Z", meta_json=json.dumps(meta)))
-        prof = meta["link_profiles"]
         rtts = {p: prof[p].get("rtt_ms", PATHS.get(p, (50,))[0]) for p in paths}
         losses = {p: prof[p].get("loss", 0.0) for p in paths}
         rates = {p: prof[p].get("rate_mbit", 10.0) for p in paths}
@@ -79,7 +82,7 @@ class Builder:
                 retx = sum(rng.random() < losses[p] for _ in range(min(pkts, 3000)))
                 self.rows["subflows"].append(dict(
                     run_id=run_id, trace=f"{vantage}.pcap", vantage=vantage, conn_id=0,
-                    subflow_id=i, path=p, client_addr=f"10.0.{i + 1}.2", client_port=40000 + i,
+                    subflow_id=i, path=p.rstrip("2"), client_addr=f"10.0.{i + 1}.2", client_port=40000 + i,
                     server_addr="10.0.0.1", server_port=80, is_primary=i == 0,
                     start_s=start + i * rtts[paths[0]] / 1000, data_packets=pkts,
                     retransmitted_packets=retx,
@@ -92,12 +95,12 @@ class Builder:
                 for k in range(n):
                     t += dl / n * rng.uniform(0.5, 1.5)
                     self.rows["rtt_samples"].append(dict(
-                        run_id=run_id, trace="server.pcap", conn_id=0, subflow_id=i, path=p,
+                        run_id=run_id, trace="server.pcap", conn_id=0, subflow_id=i, path=p.rstrip("2"),
                         frame=k, sent_s=t, rtt_ms=rtts[p] * (1 + rng.expovariate(3))))
                     if mode.startswith("MP"):
                         ofo = 0.0 if rng.random() < 0.7 else rng.expovariate(1 / max(rtts.values()))
                         self.rows["ofo_samples"].append(dict(
-                            run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, path=p,
+                            run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, path=p.rstrip("2"),
                             frame=k, arrival_s=t, dsn=k * 1448, ofo_delay_ms=ofo))
         return run_id, dl
 
@@ -145,7 +148,9 @@ def build(path: Path, papers: tuple[str, ...] = ("chen", "cs244", "deng", "ditg"
                     paths = {"SP-wifi": ["wifi"], "SP-lte": ["lte"], "MP-2": ["wifi", "lte"]}[mode]
                     b.run("cs244", f"buf{buf}k", mode, 4 * MB, r, cc="reno",
                           link_profiles={p: prof[p] for p in paths},
-                          extra_meta={"buffer_bytes": buf * 1000})
+                          extra_meta={"sysctls_applied": {
+                              "net.ipv4.tcp_rmem": f"4096 87380 {buf * 1000}",
+                              "net.ipv4.tcp_wmem": f"4096 16384 {buf * 1000}"}})
     if "deng" in papers:
         for scen, (wr, lr) in {"lte-faster": (4.0, 12.0), "wifi-faster": (15.0, 5.0)}.items():
             prof = {"wifi": {"rtt_ms": 30.0, "loss": 0.005, "rate_mbit": wr},
@@ -169,18 +174,22 @@ def build(path: Path, papers: tuple[str, ...] = ("chen", "cs244", "deng", "ditg"
                     for mode in ("SP-wifi", "MP-2"):
                         for r in range(reps):
                             rid, _ = b.run("ditg", "sym" if sym else "asym", mode, 0, r, cc="cubic",
-                                           workload=wl, link_profiles=prof if mode == "MP-2"
+                                           workload=f"ditg-{wl}", link_profiles=prof if mode == "MP-2"
                                            else {"wifi": prof["wifi"]})
                             base = prof["wifi"]["rtt_ms"] / 2 * (1 + 30 * loss)
                             if mode == "MP-2":
                                 base = (base * 0.6 + 0.4 * rtt2 / 2) if wl != "docs" else base
                             b.app_latency(rid, base, n=100)
     if "ferlin" in papers:
-        for scen, paths in {"2G+WLAN": ["wlan", "2g"], "3G+WLAN": ["wlan", "3g"],
-                            "2G+3G": ["3g", "2g"]}.items():
+        # capture/ names paths wifi and lte; the scenario says which technology each emulates
+        for scen, (a, c) in {"2G+WLAN": ("wlan", "2g"), "3G+WLAN": ("wlan", "3g"),
+                             "2G+3G": ("3g", "2g")}.items():
+            prof = {"wifi": dict(zip(("rtt_ms", "loss", "rate_mbit"), PATHS[a])),
+                    "lte": dict(zip(("rtt_ms", "loss", "rate_mbit"), PATHS[c]))}
             for r in range(reps * 3):
-                b.run("ferlin", scen, "MP-2", 32 * MB, r, cc="coupled", paths=paths,
-                      primary=paths[0])
+                b.run("ferlin", scen, "MP-2", 32 * MB, r, cc="coupled", link_profiles=prof)
+                b.run("ferlin", scen, "SP-wifi", 32 * MB, r, cc="cubic",
+                      link_profiles={"wifi": prof["wifi"]})
     b.rows["problems"].append(dict(run_id="chen-example", source="client.pcap", stage="extract",
                                    reason="synthetic: subflow SYN not captured"))
     return b.write(path)
