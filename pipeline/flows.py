@@ -172,17 +172,17 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
     if dss_rows:
         ranges = _dsn_ranges(p, sf)
         for r in dss_rows:
-            cid = _match_by_dsn(r, ranges, conn_of, sf)
+            cid = _match_by_dsn(r, ranges, conn_of)
             if cid is None:
                 cid = next_id
                 next_id += 1
                 server_idsn[cid] = None
+                notes.append(f"subflow {r['stream']}: MPTCP handshake not captured and no other subflow "
+                             "shares its data sequence range; treated as its own connection")
+            else:
+                notes.append(f"subflow {r['stream']}: handshake not captured; joined to connection {cid} "
+                             "by data sequence range")
             conn_of[r["stream"]] = cid
-            notes.append(
-                f"subflow {r['stream']}: handshake not captured; joined to connection {cid} by data sequence range"
-                if cid in conn_of.values() and list(conn_of.values()).count(cid) > 1
-                else f"subflow {r['stream']}: MPTCP handshake not captured; treated as its own connection"
-            )
     for r in rows:
         if r["stream"] not in conn_of:
             conn_of[r["stream"]] = next_id
@@ -217,7 +217,7 @@ def _dsn_ranges(p: pl.DataFrame, sf: pl.DataFrame) -> dict[int, tuple[int, int]]
     return {r["stream"]: (r["lo"], r["hi"]) for r in m.iter_rows(named=True)}
 
 
-def _match_by_dsn(r: dict, ranges: dict, conn_of: dict, sf: pl.DataFrame) -> int | None:
+def _match_by_dsn(r: dict, ranges: dict, conn_of: dict) -> int | None:
     mine = ranges.get(r["stream"])
     if mine is None:
         return None

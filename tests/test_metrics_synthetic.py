@@ -218,3 +218,17 @@ def test_tokens_and_idsn_follow_rfc8684_and_rfc6824():
     k = CLIENT_KEY.to_bytes(8, "big")
     assert mptcp.token(CLIENT_KEY, 1) == int.from_bytes(hashlib.sha256(k).digest()[:4], "big")
     assert mptcp.idsn(CLIENT_KEY, 0) == int.from_bytes(hashlib.sha1(k).digest()[-8:], "big")
+
+
+def test_subflow_without_handshake_joins_by_data_sequence_range(tmp_path):
+    """lte's handshake is missing from the trace; its 64-bit DSS mappings fall in the
+    wifi connection's data sequence range, so it joins that connection. Without its
+    ISN its packets get no DSN: the problems table says so, nothing is guessed."""
+    a, b = two_subflows()
+    b.packets = [p for p in b.packets if not p["TCP"].flags.S and p["TCP"].payload]
+    t = analyze(write(tmp_path / "client.pcap", a, b))
+    assert t["connections"]["n_subflows"].to_list() == [2]
+    reasons = " | ".join(t["problems"]["reason"].to_list())
+    assert "joined to connection 0 by data sequence range" in reasons
+    assert "cannot be inferred" in reasons
+    assert t["subflows"].sort("start_s")["traffic_share"].to_list() == pytest.approx([5 / 7, 2 / 7])
