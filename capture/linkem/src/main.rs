@@ -142,6 +142,8 @@ struct Item {
     deadline: i64,
     id: u64,
     arrival: i64,
+    /// When the reader handed it over (for the lateness statistics).
+    pushed: i64,
     data: Vec<u8>,
 }
 impl PartialEq for Item {
@@ -255,7 +257,7 @@ fn reader(sock: Arc<PacketSocket>, mut core: DirectionCore, sched: Arc<Sched>, t
                 Record { up, id, size: frame_len as u32, arrival: arrival + clk.offset, departure: None, reason: Some(reason.as_str()) },
                 now,
             ),
-            Verdict::Forward(d) => sched.push(Item { deadline: d + clk.start, id, arrival, data: buf[..r.len].to_vec() }),
+            Verdict::Forward(d) => sched.push(Item { deadline: d + clk.start, id, arrival, pushed: mono_ns(), data: buf[..r.len].to_vec() }),
         }
         id += 1;
         logb.flush_if_old(now, 200_000_000);
@@ -270,6 +272,8 @@ fn sender(sock: Arc<PacketSocket>, sched: Arc<Sched>, tx: mpsc::Sender<Vec<Recor
     let mut logb = Batcher::new(tx);
     let mut due: Vec<Item> = Vec::with_capacity(64);
     let mut discarded = 0u64;
+    let (mut send_ns, mut sends, mut max_send) = (0u64, 0u64, 0i64);
+    let (mut late_n, mut lag_n) = ([0u64; 3], [0u64; 3]);
     'outer: loop {
         let deadline;
         {
@@ -321,6 +325,20 @@ fn sender(sock: Arc<PacketSocket>, sched: Arc<Sched>, tx: mpsc::Sender<Vec<Recor
             if sock.send(&it.data).is_err() {
                 errors.fetch_add(1, Ordering::Relaxed);
             }
+            let t2 = mono_ns();
+            send_ns += (t2 - t) as u64;
+            sends += 1;
+            max_send = max_send.max(t2 - t);
+            let late = t - it.deadline;
+            let lag = it.pushed - it.arrival;
+            for (k, th) in [50_000, 200_000, 1_000_000].iter().enumerate() {
+                if late > *th {
+                    late_n[k] += 1;
+                }
+                if lag > *th {
+                    lag_n[k] += 1;
+                }
+            }
             logb.push(
                 Record {
                     up,
@@ -335,6 +353,15 @@ fn sender(sock: Arc<PacketSocket>, sched: Arc<Sched>, tx: mpsc::Sender<Vec<Recor
         }
     }
     logb.flush();
+    if sends > 0 {
+        eprintln!(
+            "linkem: {}: send() took {:.1} us on average, {:.1} us at most; sent later than scheduled by >50us/>200us/>1ms: {}/{}/{}; reader lag >50us/>200us/>1ms: {}/{}/{} of {}",
+            if up { "up" } else { "down" },
+            send_ns as f64 / sends as f64 / 1e3,
+            max_send as f64 / 1e3,
+            late_n[0], late_n[1], late_n[2], lag_n[0], lag_n[1], lag_n[2], sends
+        );
+    }
     discarded
 }
 

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Benchmark of capture/linkem: two paths, 100 Mbit/s each, both directions at once.
+
+Builds throw-away namespaces (client, server, one emulator namespace per path;
+prefix lkb-<pid>-, always deleted), runs one linkem per path with
+rate_mbit=R and delay_ms=D in both directions, and one iperf3 --bidir per path
+(TCP by default, or UDP at a given rate), all four flows simultaneously.
+
+Prints:
+  * achieved throughput per path and direction (iperf3 receiver side, and the
+    rate of bytes leaving linkem according to its log);
+  * delay error percentiles from the log. The error of a forwarded packet is
+    departure_s - expected departure, where the expected departure is replayed
+    from the logged arrivals with linkem's own model: bottleneck FIFO at the
+    configured rate (serialisation of the IP bytes, i.e. frame - 14) plus the
+    configured delay, never earlier than the previous packet's departure. So the
+    error isolates the emulator's timing error from the queueing and
+    serialisation it is supposed to add. (arrival_s is the kernel receive
+    timestamp; departure_s is taken just before the send call.)
+  * CPU use of each linkem process (user+system, % of one core) over the run.
+
+Needs root, iperf3, ethtool, and the release build of linkem.
+Usage: python3 benchmarks/linkem_bench.py [--duration 10] [--rate 100] [--delay 10]
+       [--udp MBIT] [--spin-us N] [--rt-prio N] [--queue-packets N]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "capture" / "linkem"))
+import lab  # noqa: E402
+
+TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ticks(pid: int) -> dict[str, int]:
+    """utime+stime per thread name (and 'total') of a process."""
+    out = {}
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1: stat.rindex(")")]
+        f = stat[stat.rindex(")") + 2:].split()
+        t = int(f[11]) + int(f[12])
+        out[name] = out.get(name, 0) + t
+        total += t
+    out["total"] = total
+    return out
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    i = min(len(xs) - 1, max(0, int(round(q / 100 * (len(xs) - 1)))))
+    return xs[i]
+
+
+def us(s: str) -> int:
+    """Epoch seconds with 6 decimals -> integer microseconds (exact)."""
+    a, _, b = s.partition(".")
+    return int(a) * 1_000_000 + int((b + "000000")[:6])
+
+
+def analyse(log: Path, rate_bps: float, delay_s: float, t0: float, t1: float):
+    """Replays linkem's model in integer nanoseconds (floats of epoch seconds
+    would accumulate rounding drift over long busy periods)."""
+    by_dir: dict[str, list[tuple[int, int, int, int | None]]] = {"down": [], "up": []}
+    with open(log) as f:
+        for r in csv.DictReader(f):
+            dep = us(r["departure_s"]) * 1000 if r["dropped"] == "0" else None
+            by_dir[r["direction"]].append((int(r["packet_id"]), int(r["size_bytes"]), us(r["arrival_s"]) * 1000, dep))
+    delay_ns = round(delay_s * 1e9)
+    t0_ns, t1_ns = int(t0 * 1e9), int(t1 * 1e9)
+    res = {}
+    for d, rows in by_dir.items():
+        rows.sort()
+        tail = -(1 << 62)
+        prev = -(1 << 62)
+        errs = []
+        sent_bytes = 0
+        drops = 0
+        for _pid, size, arr, dep in rows:
+            if dep is None:
+                drops += 1
+                continue
+            tail = max(arr, tail) + round(max(size - 14, 1) * 8 * 1e9 / rate_bps)
+            exp = max(tail + delay_ns, prev)
+            prev = exp
+            errs.append((dep - exp) / 1e6)
+            if t0_ns <= dep <= t1_ns:
+                sent_bytes += size
+        errs.sort()
+        res[d] = {
+            "packets": len(rows), "dropped": drops,
+            "log_mbit": sent_bytes * 8 / (t1 - t0) / 1e6,
+            "err_ms": {"min": errs[0] if errs else float("nan"), "p50": pct(errs, 50), "p99": pct(errs, 99),
+                       "p99.9": pct(errs, 99.9), "max": errs[-1] if errs else float("nan")},
+            "abs_errs": sorted(abs(e) for e in errs),
+        }
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=10)
+    ap.add_argument("--rate", type=float, default=100, help="rate_mbit per direction and path")
+    ap.add_argument("--delay", type=float, default=10, help="delay_ms per direction")
+    ap.add_argument("--udp", type=float, default=0, help="use UDP at this many Mbit/s per flow instead of TCP")
+    ap.add_argument("--queue-packets", type=int, default=1000)
+    ap.add_argument("--spin-us", type=int, default=None)
+    ap.add_argument("--rt-prio", type=int, default=None)
+    ap.add_argument("--json", help="write the figures here too")
+    ap.add_argument("--keep", help="copy the linkem logs into this directory")
+    a = ap.parse_args()
+    why = lab.can_run()
+    if why:
+        print(f"cannot run: {why}", file=sys.stderr)
+        return 2
+    extra: tuple[str, ...] = ()
+    if a.spin_us is not None:
+        extra += ("--spin-us", str(a.spin_us))
+    if a.rt_prio is not None:
+        extra += ("--rt-prio", str(a.rt_prio))
+    d = {"delay_ms": a.delay, "rate_mbit": a.rate, "queue_packets": a.queue_packets}
+    config = json.dumps({"seed": 1, "down": d, "up": d})
+    with lab.Topology(2, prefix=f"lkb-{os.getpid()}-") as t:
+        logs = [t.tmp / f"path{i}.csv" for i in range(2)]
+        lk = [t.start_linkem(i, config, logs[i], extra) for i in range(2)]
+        servers = []
+        for i in range(2):
+            servers.append(t.popen(t.server, "iperf3", "-s", "-1", "-B", t.server_ip(i), "-p", str(5201 + i),
+                                   stdout=open(t.tmp / f"srv{i}.json", "w"), stderr=open(t.tmp / f"srv{i}.err", "w")))
+        time.sleep(0.5)
+        cmd_extra = ["-u", "-b", f"{a.udp}M", "-l", "1400"] if a.udp else []
+        cpu0 = [cpu_ticks(p.pid) for p in lk]
+        w0 = time.time()
+        clients = []
+        for i in range(2):
+            clients.append(t.popen(t.client, "iperf3", "-c", t.server_ip(i), "-B", t.client_ip(i), "-p", str(5201 + i),
+                                   "--bidir", "-t", str(a.duration), "-J", *cmd_extra,
+                                   stdout=open(t.tmp / f"cli{i}.json", "w"), stderr=open(t.tmp / f"cli{i}.err", "w")))
+        for c in clients:
+            c.wait(a.duration + 30)
+        w1 = time.time()
+        cpu1 = [cpu_ticks(p.pid) for p in lk]
+        rcs = [t.stop(p) for p in lk]
+        if a.keep:
+            import shutil
+            Path(a.keep).mkdir(parents=True, exist_ok=True)
+            for lg in logs:
+                shutil.copy(lg, Path(a.keep) / lg.name)
+        stderr = [(t.tmp / f"linkem{i}.stderr").read_text() for i in range(2)]
+        results = {"config": {"rate_mbit": a.rate, "delay_ms": a.delay, "duration_s": a.duration,
+                              "traffic": f"UDP {a.udp} Mbit/s" if a.udp else "TCP", "extra": list(extra)},
+                   "paths": []}
+        all_abs: list[float] = []
+        for i in range(2):
+            try:
+                j = json.loads((t.tmp / f"cli{i}.json").read_text())
+                end = j["end"]
+                if a.udp:
+                    up_mbit = end["sum"]["bits_per_second"] / 1e6
+                    down_mbit = end["sum_bidir_reverse"]["bits_per_second"] / 1e6
+                else:
+                    up_mbit = end["sum_received"]["bits_per_second"] / 1e6
+                    down_mbit = end["sum_received_bidir_reverse"]["bits_per_second"] / 1e6
+            except Exception as e:  # noqa: BLE001
+                print(f"path {i}: iperf3 output unreadable: {e}: {(t.tmp / f'cli{i}.err').read_text()}", file=sys.stderr)
+                up_mbit = down_mbit = float("nan")
+            an = analyse(logs[i], a.rate * 1e6, a.delay / 1e3, w0 + 1, w1 - 1)
+            cpu = {k: (cpu1[i].get(k, 0) - cpu0[i].get(k, 0)) / TCK / (w1 - w0) * 100 for k in cpu1[i]}
+            p = {"path": i, "linkem_rc": rcs[i], "iperf3_mbit": {"down": down_mbit, "up": up_mbit},
+                 "cpu_pct": cpu, "linkem_stderr": stderr[i].strip().splitlines()}
+            for dname in ("down", "up"):
+                all_abs += an[dname].pop("abs_errs")
+                p[dname] = an[dname]
+            results["paths"].append(p)
+        all_abs.sort()
+        results["all_abs_err_ms"] = {"p50": pct(all_abs, 50), "p99": pct(all_abs, 99), "max": all_abs[-1] if all_abs else None,
+                                     "n": len(all_abs)}
+    # report
+    c = results["config"]
+    print(f"linkem bench: 2 paths x 2 directions, {c['traffic']}, rate {c['rate_mbit']} Mbit/s, delay {c['delay_ms']} ms, "
+          f"{c['duration_s']} s, linkem options {' '.join(c['extra']) or '(defaults)'}")
+    print(f"{'path':>4} {'dir':>4} {'iperf3 Mbit/s':>13} {'log Mbit/s':>10} {'pkts':>8} {'drops':>6} "
+          f"{'err p50 ms':>10} {'p99 ms':>8} {'p99.9 ms':>8} {'max ms':>8} {'min ms':>8}")
+    for p in results["paths"]:
+        for dname in ("down", "up"):
+            r = p[dname]
+            e = r["err_ms"]
+            print(f"{p['path']:>4} {dname:>4} {p['iperf3_mbit'][dname]:>13.1f} {r['log_mbit']:>10.1f} {r['packets']:>8} "
+                  f"{r['dropped']:>6} {e['p50']:>10.4f} {e['p99']:>8.4f} {e['p99.9']:>8.4f} {e['max']:>8.4f} {e['min']:>8.4f}")
+    aa = results["all_abs_err_ms"]
+    print(f"all directions |error|: p50 {aa['p50']:.4f} ms, p99 {aa['p99']:.4f} ms, max {aa['max']:.4f} ms over {aa['n']} packets")
+    for p in results["paths"]:
+        threads = ", ".join(f"{k} {v:.0f}%" for k, v in sorted(p["cpu_pct"].items()) if k != "total")
+        print(f"path {p['path']} linkem CPU: {p['cpu_pct']['total']:.0f}% of one core ({threads}); exit {p['linkem_rc']}")
+        for line in p["linkem_stderr"]:
+            print(f"    {line}")
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
