@@ -1,0 +1,207 @@
+"""End-to-end tests of capture/linkem (the user-space link emulator).
+
+The binary is capture/linkem/target/release/linkem (`make test` builds it).
+The namespace tests need root; each builds client/emulator/server namespaces
+with veth (prefix lkt-<pid>-) and always deletes them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "capture" / "linkem"))
+import lab  # noqa: E402
+
+BIN = lab.LINKEM
+needs_bin = pytest.mark.skipif(not BIN.exists(), reason=f"{BIN} not built (cargo build --release in capture/linkem)")
+_why = lab.can_run()
+_skip_ns = pytest.mark.skipif(_why is not None, reason=f"linkem namespace tests: {_why}")
+
+
+def needs_ns(f):
+    return pytest.mark.root(_skip_ns(f))
+
+ECHO = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 9000))
+while True:
+    d, a = s.recvfrom(65535)
+    s.sendto(d, a)
+"""
+# rtt probes: server, count, size, interval -> JSON list of RTTs (ms) of replies
+PROBE = """
+import json, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.3)
+out = []
+for i in range(int(sys.argv[2])):
+    t = time.perf_counter()
+    s.sendto(str(i).encode().ljust(int(sys.argv[3]), b"x"), (sys.argv[1], 9000))
+    try:
+        s.recvfrom(65535)
+        out.append((time.perf_counter() - t) * 1e3)
+    except socket.timeout:
+        pass
+    time.sleep(float(sys.argv[4]))
+print(json.dumps(out))
+"""
+# one-way blast: server, count, size, interval
+BLAST = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(int(sys.argv[2])):
+    s.sendto(b"x" * int(sys.argv[3]), (sys.argv[1], 9001))
+    if float(sys.argv[4]) > 0:
+        time.sleep(float(sys.argv[4]))
+"""
+
+
+@needs_bin
+def test_help():
+    r = subprocess.run([str(BIN), "--help"], capture_output=True, text=True)
+    assert r.returncode == 0
+    for word in ("--client-if", "--server-if", "--config", "--log", "--ready-file", "gilbert_elliott", "outages", "departure_s"):
+        assert word in r.stdout
+
+
+@needs_bin
+@pytest.mark.parametrize("config, field", [
+    ({"down": {"rate_mbit": 10, "trace": "x.trace"}}, "down.rate_mbit"),
+    ({"up": {"loss": {"model": "bernoulli", "p": 1.5}}}, "up.loss.p"),
+    ({"up": {"delay": 3}}, "up.delay"),
+    ({"down": {"outages": [[5, 1]]}}, "down.outages[0]"),
+])
+def test_bad_config_exits_2_naming_the_field(tmp_path, config, field):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps(config))
+    r = subprocess.run([str(BIN), "--client-if", "lo", "--server-if", "lo", "--config", str(cfg), "--log", str(tmp_path / "l.csv")],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0], r.stderr
+
+
+@needs_bin
+def test_shipped_traces_parse(tmp_path):
+    for trace in (ROOT / "capture" / "linkem" / "traces").glob("*.trace"):
+        assert trace.stat().st_size < 500_000
+        cfg = tmp_path / "c.json"
+        cfg.write_text(json.dumps({"up": {"trace": str(trace)}, "down": {"trace": str(trace)}}))
+        # Config is valid, so it gets as far as opening the (missing) interface: exit 1, not 2.
+        r = subprocess.run([str(BIN), "--client-if", "lkt-none0", "--server-if", "lkt-none1", "--config", str(cfg), "--log", str(tmp_path / "l.csv")],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 1, r.stderr
+
+
+@pytest.fixture(scope="module")
+def topo():
+    with lab.Topology(1) as t:
+        t.popen(t.server, sys.executable, "-c", ECHO, t.server_ip(0))
+        yield t
+
+
+def run_linkem(t: lab.Topology, config: dict, name: str):
+    log = t.tmp / f"{name}.csv"
+    p = t.start_linkem(0, json.dumps(config), log)
+    return p, log
+
+
+def finish(t: lab.Topology, p) -> None:
+    assert t.stop(p) == 0, (t.tmp / "linkem0.stderr").read_text()
+
+
+def rows(log: Path, direction: str | None = None) -> list[dict]:
+    rs = lab.read_log(log)
+    return [r for r in rs if direction is None or r["direction"] == direction]
+
+
+@needs_ns
+def test_delay(topo):
+    t = topo
+    p, log = run_linkem(t, {"down": {"delay_ms": 10}, "up": {"delay_ms": 10}}, "delay")
+    try:
+        r = t.ns(t.client, sys.executable, "-c", PROBE, t.server_ip(0), "60", "200", "0.01")
+        rtts = sorted(json.loads(r.stdout))
+    finally:
+        finish(t, p)
+    assert len(rtts) >= 58
+    med = rtts[len(rtts) // 2]
+    assert 20.0 <= rtts[0] and med < 21.5, rtts
+    with open(log) as f:
+        assert f.readline().strip() == "direction,packet_id,size_bytes,arrival_s,departure_s,dropped,reason"
+    fwd = [r for r in rows(log) if r["dropped"] == "0"]
+    assert len(fwd) >= 2 * 60
+    err = sorted(abs(float(r["departure_s"]) - float(r["arrival_s"]) - 0.010) * 1e3 for r in fwd)
+    assert err[len(err) // 2] < 0.1, err[-10:]
+    assert err[int(0.98 * (len(err) - 1))] < 0.5, err[-10:]
+    for d in ("up", "down"):
+        ids = sorted(int(r["packet_id"]) for r in rows(log, d))
+        assert ids == list(range(len(ids)))  # every arrival logged once
+
+
+@needs_ns
+def test_bernoulli_loss_logged(topo):
+    t = topo
+    p, log = run_linkem(t, {"seed": 7, "up": {"loss": {"model": "bernoulli", "p": 0.2}}}, "loss")
+    try:
+        t.ns(t.client, sys.executable, "-c", BLAST, t.server_ip(0), "3000", "100", "0.0002")
+        time.sleep(0.2)
+    finally:
+        finish(t, p)
+    up = [r for r in rows(log, "up") if int(r["size_bytes"]) == 142]  # 100 B payload + UDP/IP/Ethernet
+    assert len(up) == 3000
+    lost = [r for r in up if r["dropped"] == "1"]
+    assert all(r["reason"] == "loss" and r["departure_s"] == "" for r in lost)
+    assert all(r["reason"] == "" and r["departure_s"] != "" for r in up if r["dropped"] == "0")
+    assert abs(len(lost) / len(up) - 0.2) < 0.03, len(lost)
+    assert not [r for r in rows(log, "down") if r["dropped"] == "1"]
+
+
+@needs_ns
+def test_rate_and_queue_drops(topo):
+    t = topo
+    # 8 Mbit/s: a 1000-byte IP packet takes 1 ms; 20-packet queue.
+    p, log = run_linkem(t, {"up": {"rate_mbit": 8, "queue_packets": 20, "delay_ms": 5}}, "rate")
+    try:
+        t.ns(t.client, sys.executable, "-c", BLAST, t.server_ip(0), "200", "972", "0")  # 972 + 28 = 1000 B IP
+        time.sleep(0.3)
+    finally:
+        finish(t, p)
+    up = sorted((r for r in rows(log, "up") if int(r["size_bytes"]) == 1014), key=lambda r: int(r["packet_id"]))
+    assert len(up) == 200
+    q = [r for r in up if r["dropped"] == "1"]
+    assert q and all(r["reason"] == "queue" for r in q)
+    deps = sorted(float(r["departure_s"]) for r in up if r["dropped"] == "0")
+    gaps = sorted(b - a for a, b in zip(deps, deps[1:]))
+    assert abs(gaps[len(gaps) // 2] - 0.001) < 0.0001, gaps[len(gaps) // 2]
+    # The forwarded ones leave at ~8 Mbit/s overall.
+    span = deps[-1] - deps[0]
+    assert abs((len(deps) - 1) * 1000 * 8 / span / 1e6 - 8) < 0.5
+
+
+@needs_ns
+def test_outage(topo):
+    t = topo
+    p, log = run_linkem(t, {"up": {"outages": [[0.8, 1.3]]}}, "outage")
+    try:
+        t.ns(t.client, sys.executable, "-c", BLAST, t.server_ip(0), "200", "50", "0.01")  # ~2.2 s
+        time.sleep(0.1)
+    finally:
+        finish(t, p)
+    up = sorted((r for r in rows(log, "up") if int(r["size_bytes"]) == 92), key=lambda r: int(r["packet_id"]))
+    assert len(up) == 200
+    flags = "".join("x" if r["dropped"] == "1" else "." for r in up)
+    assert set(r["reason"] for r in up if r["dropped"] == "1") == {"outage"}
+    # one contiguous window of ~0.5 s (sleep granularity makes it ~40-50 packets)
+    assert flags.strip(".").count(".") == 0, flags
+    assert 30 <= flags.count("x") <= 52, flags
+    down = [r["arrival_s"] for r in up if r["dropped"] == "1"]
+    assert abs(float(down[-1]) - float(down[0]) - 0.5) < 0.05
