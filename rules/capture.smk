@@ -3,15 +3,6 @@
 # capture/ itself: a finished run is never redone.  When this machine cannot
 # capture, the DAG starts from the committed samples instead (rules/common.smk).
 
-CAMPAIGNS = list(campaign_files())
-
-
-def previous_campaign(wildcards):
-    """Serialise campaigns: each waits for the one before it."""
-    i = CAMPAIGNS.index(wildcards.campaign)
-    return [f"{RESULTS}/capture/{CAMPAIGNS[i - 1]}.done"] if i else []
-
-
 checkpoint capture_campaign:
     input:
         yaml=lambda wc: campaign_files()[wc.campaign],
@@ -21,21 +12,13 @@ checkpoint capture_campaign:
     log:
         f"{RESULTS}/logs/capture/{{campaign}}.log",
     params:
+        py=PY,
         out=config["raw_dir"],
         scale=config["scale"],
+    conda:
+        "../environment.yml"
     shell:
-        "MPTCP_LAB_SCALE={params.scale} {PY} -m capture run {input.yaml} --out {params.out} > {log} 2>&1"
-
-
-def all_run_dirs(wildcards=None):
-    """Every run folder the analysis covers (after capture, when capturing)."""
-    if not CAPTURE:
-        return run_dirs_under(config["samples_dir"])
-    dirs = []
-    for name in CAMPAIGNS:
-        checkpoints.capture_campaign.get(campaign=name)
-        dirs += run_dirs_under(f"{config['raw_dir']}/{name}")
-    return dirs
+        "MPTCP_LAB_SCALE={params.scale} {params.py} -m capture run {input.yaml} --out {params.out} > {log} 2>&1"
 
 
 if CAPTURE:
@@ -51,5 +34,9 @@ else:
         """Nothing to capture on this machine (see the note printed at start-up)."""
         params:
             why="; ".join(capture_blockers()) or "capture=false",
+        log:
+            f"{RESULTS}/logs/capture/capture_all.log",
+        conda:
+            "../environment.yml"
         shell:
-            "echo 'capture_all: not capturing on this machine: {params.why}' >&2"
+            "echo 'capture_all: not capturing on this machine: {params.why}' | tee {log} >&2"

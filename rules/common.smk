@@ -73,7 +73,7 @@ def campaign_files():
 
 
 def decide_capture():
-    want = config["capture"]
+    want = {"true": True, "false": False}.get(config["capture"], config["capture"])
     if want is False:
         return False
     why = capture_blockers()
@@ -94,3 +94,23 @@ CAPTURE = decide_capture()
 
 def table_files(rundirs):
     return [f"{TABLE_DIR}/{d}/{t}.parquet" for d in rundirs for t in TABLE_NAMES]
+
+
+CAMPAIGNS = list(campaign_files())  # in capture order
+
+
+def previous_campaign(wildcards):
+    """Serialise campaigns: each waits for the one before it."""
+    i = CAMPAIGNS.index(wildcards.campaign)
+    return [f"{RESULTS}/capture/{CAMPAIGNS[i - 1]}.done"] if i else []
+
+
+def all_run_dirs(wildcards=None):
+    """Every run folder the analysis covers (after capture, when capturing)."""
+    if not CAPTURE:
+        return run_dirs_under(config["samples_dir"])
+    dirs = []
+    for name in CAMPAIGNS:
+        checkpoints.capture_campaign.get(campaign=name)
+        dirs += run_dirs_under(f"{config['raw_dir']}/{name}")
+    return dirs

@@ -12,8 +12,12 @@ rule pair_notebook:
         f"{NOTEBOOK_DIR}/{{nb}}.ipynb",
     log:
         f"{RESULTS}/logs/notebooks/{{nb}}.pair.log",
+    params:
+        py=PY,
+    conda:
+        "../environment.yml"
     shell:
-        "{PY} -m jupytext --quiet --to ipynb --output {output} {input} > {log} 2>&1"
+        "{params.py} -m jupytext --quiet --to ipynb --output {output} {input} > {log} 2>&1"
 
 
 rule execute_notebook:
@@ -29,10 +33,13 @@ rule execute_notebook:
     log:
         f"{RESULTS}/logs/notebooks/{{nb}}.execute.log",
     params:
-        figures=f"{FIGURE_DIR}/{{nb}}",
+        py=PY,
+        figures=lambda wc, output: os.path.dirname(output.manifest),
         timeout=config["notebook_timeout_s"],
+    conda:
+        "../environment.yml"
     shell:
-        "{PY} {input.script} {input.notebook} --db {input.db} --figures {params.figures}"
+        "{params.py} {input.script} {input.notebook} --db {input.db} --figures {params.figures}"
         " --out {output.executed} --timeout {params.timeout} > {log} 2>&1"
 
 
@@ -45,9 +52,12 @@ rule notebook_html:
     log:
         f"{RESULTS}/logs/notebooks/{{nb}}.html.log",
     params:
-        outdir=f"{REPORT_DIR}/notebooks",
+        py=PY,
+        outdir=lambda wc, output: os.path.dirname(output[0]),
+    conda:
+        "../environment.yml"
     shell:
-        "{PY} -m nbconvert --to html --output-dir {params.outdir} --output {wildcards.nb}"
+        "{params.py} -m nbconvert --to html --output-dir {params.outdir} --output {wildcards.nb}"
         " {input} > {log} 2>&1"
 
 

@@ -14,7 +14,10 @@ rule report:
     log:
         f"{RESULTS}/logs/report.log",
     params:
-        figures=FIGURE_DIR,
+        py=PY,
+        figures=lambda wc, input: os.path.dirname(os.path.dirname(input.manifests[0])),
+    conda:
+        "../environment.yml"
     shell:
-        "{PY} {input.script} --template {input.template} --db {input.db}"
+        "{params.py} {input.script} --template {input.template} --db {input.db}"
         " --figures {params.figures} --notebooks {input.notebooks} --out {output} > {log} 2>&1"
