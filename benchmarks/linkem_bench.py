@@ -7,8 +7,9 @@ rate_mbit=R and delay_ms=D in both directions, and one iperf3 --bidir per path
 (TCP by default, or UDP at a given rate), all four flows simultaneously.
 
 Prints:
-  * achieved throughput per path and direction (iperf3 receiver side, and the
-    rate of bytes leaving linkem according to its log);
+  * achieved throughput per path and direction (iperf3 receiver side goodput,
+    and the rate of Ethernet frame bytes leaving linkem according to its log,
+    headers included, over the run minus its first and last second);
   * delay error percentiles from the log. The error of a forwarded packet is
     departure_s - expected departure, where the expected departure is replayed
     from the logged arrivals with linkem's own model: bottleneck FIFO at the
