@@ -8,6 +8,7 @@ declare -A PKG=(
   [tshark]=tshark [capinfos]=tshark [tcpdump]=tcpdump [tcptrace]=tcptrace
   [ITGSend]=d-itg [mptcpize]=mptcpd [ethtool]=ethtool [ip]=iproute2
   [tc]=iproute2 [nginx]=nginx-light [wget]=wget [iperf3]=iperf3
+  [chromium]=chromium
 )
 missing=()
 for cmd in "${!PKG[@]}"; do

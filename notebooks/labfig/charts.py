@@ -49,8 +49,9 @@ def empty_state(title: str, message: str, width: int = 2 * WIDTH, height: int = 
     data = alt.Data(values=[{"line": t, "i": i} for i, t in enumerate(lines)])
     return (
         alt.Chart(data)
-        .mark_text(align="left", baseline="top", fontSize=13, dx=5)
+        .mark_text(align="left", baseline="top", fontSize=13)
         .encode(
+            x=alt.value(5),
             y=alt.Y("i:O", axis=None),
             text="line:N",
             color=alt.condition("datum.i == 0", alt.value("#b22222"), alt.value("#333")),
