@@ -196,5 +196,7 @@ def build(path: Path, papers: tuple[str, ...] = ("chen", "cs244", "deng", "ditg"
 
 
 if __name__ == "__main__":
-    out = build(Path(sys.argv[1] if len(sys.argv) > 1 else "synthetic.duckdb"))
-    print(out)
+    # python -m labfig.synthetic OUT.duckdb [PAPER,...]   (an empty list "" = no runs at all)
+    papers = tuple(p for p in sys.argv[2].split(",") if p) if len(sys.argv) > 2 else \
+        ("chen", "cs244", "deng", "ditg", "ferlin")
+    print(build(Path(sys.argv[1] if len(sys.argv) > 1 else "synthetic.duckdb"), papers=papers))

@@ -1,0 +1,83 @@
+"""The HTML report, built by the workflow from a synthetic database covering every
+paper, loads in real headless Chromium without console errors, and every chart page
+renders something (screenshot pixel variance)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+ERROR_RE = re.compile(r"uncaught|error|failed to load|refused", re.I)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """reproduce the report with Snakemake on a synthetic database (no sample runs)."""
+    tmp = tmp_path_factory.mktemp("report")
+    res, nosamples = tmp / "results", tmp / "nosamples"
+    res.mkdir()
+    nosamples.mkdir()
+    subprocess.run([sys.executable, "-m", "labfig.synthetic", str(res / "lab.duckdb")],
+                   cwd=ROOT / "notebooks", check=True, capture_output=True)
+    r = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "report", "--config",
+                        "capture=false", f"results_dir={res}", f"samples_dir={nosamples}"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-5000:]
+    return res
+
+
+def chromium(url: str, shot: Path, tmp: Path) -> list[str]:
+    """Load ``url`` headless, screenshot it, return the console lines that look like errors."""
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={tmp / 'profile'}", "--enable-logging=stderr", "--v=0",
+           "--window-size=1400,1000", "--virtual-time-budget=5000", f"--screenshot={shot}", url]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "LC_ALL": "C.UTF-8"})
+    console = [ln for ln in r.stderr.splitlines() if ":CONSOLE" in ln]
+    return [ln for ln in console if ERROR_RE.search(ln)]
+
+
+def pixel_stats(png: Path) -> tuple[float, float]:
+    """(variance of grey levels, fraction of non-white pixels)."""
+    from PIL import Image, ImageStat
+
+    img = Image.open(png).convert("L")
+    var = ImageStat.Stat(img).var[0]
+    hist = img.histogram()
+    return var, 1 - sum(hist[250:]) / sum(hist)
+
+
+def test_report_links_every_notebook_and_figure(report):
+    index = (report / "report/index.html").read_text()
+    for nb in ("chen", "cs244", "deng", "ditg", "ferlin"):
+        assert f"notebooks/{nb}.html" in index
+        assert (report / "report/notebooks" / f"{nb}.html").exists()
+    links = re.findall(r'(?:href|src)="([^"#]+)"', index)
+    assert len(links) > 40
+    for link in links:
+        assert (report / "report" / link).resolve().exists(), link
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup-system.sh installs it)")
+def test_report_and_chart_pages_render_in_chromium(report, tmp_path):
+    pages = [report / "report/index.html"] + sorted((report / "figures").glob("*/*.html"))
+    assert len(pages) >= 14  # index + 13 charts
+    problems = []
+    for i, page in enumerate(pages):
+        shot = tmp_path / f"shot{i}.png"
+        errors = chromium(page.as_uri(), shot, tmp_path)
+        if errors:
+            problems.append(f"{page}: console errors {errors[:3]}")
+            continue
+        var, ink = pixel_stats(shot)
+        if var < 50 or ink < 0.005:
+            problems.append(f"{page}: looks blank (variance {var:.0f}, non-white {ink:.3%})")
+    assert problems == [], "\n".join(problems)
