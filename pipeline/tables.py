@@ -6,13 +6,14 @@ writes them). Each metric is computed only from the vantage its definition names
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from pathlib import Path
 
 import polars as pl
 
-from . import flows, metrics, mptcp, schema
+from . import ditg, flows, metrics, mptcp, schema
 from .extract import ExtractError, read_packets
 
 Tables = dict[str, pl.DataFrame]
@@ -185,7 +186,9 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
     frames, problems = [], []
     for f in sorted(run_dir.glob("linkem-*.csv")):
         try:
-            df = pl.read_csv(f, schema_overrides={"reason": pl.Utf8, "departure_s": pl.Float64})
+            # linkem writes rows as packets complete, not in arrival order
+            df = pl.read_csv(f, schema_overrides={"reason": pl.Utf8, "departure_s": pl.Float64}).sort(
+                "direction", "packet_id")
             frames.append(df.with_columns(
                 run_id=pl.lit(run_id), path=pl.lit(f.stem.removeprefix("linkem-")),
                 dropped=pl.col("dropped").cast(pl.Boolean),
@@ -203,6 +206,9 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     run_id = meta.get("run_id") or run_dir.name
     pm = {**path_map_from_meta(meta), **(path_map or {})}
     pcaps = sorted(f for f in run_dir.iterdir() if f.suffix in (".pcap", ".pcapng"))
+    # The testbed keeps per-interface pcaps beside each end's merged one: use the merged.
+    merged = [f for f in pcaps if f.stem in schema.VANTAGES]
+    pcaps = merged or pcaps
     parts: list[Tables] = []
     problems: list[dict] = []
     if not pcaps:
@@ -214,10 +220,21 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     lt, pr = link_truth(run_dir, run_id)
     problems += pr
     out = merge(parts)
+    if (run_dir / "ditg-recv.txt").exists():
+        out["app_latency"] = ditg.read(run_dir / "ditg-recv.txt", run_id, _day_start(meta))
     out["runs"] = runs_row(meta, run_id)
     out["link_truth"] = lt
     out["problems"] = problems_table(problems)
     return complete(out)
+
+
+def _day_start(meta: dict) -> float:
+    """Epoch seconds of local midnight on the run's start day (D-ITG logs times of day)."""
+    started = meta.get("started_at")
+    if not started:
+        return 0.0
+    day = dt.datetime.fromisoformat(str(started).replace("Z", "+00:00")).astimezone()
+    return day.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
 
 
 def merge(parts: list[Tables]) -> Tables:
