@@ -1,0 +1,141 @@
+"""Command line: ``python -m capture {run,sample,check,validate,sweep}``."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .util import REPO, Interrupted, signals_raise
+
+SAMPLES_CAMPAIGN = REPO / "capture" / "campaigns" / "samples.yaml"
+
+
+def _prereqs() -> list[str]:
+    errs = []
+    if os.geteuid() != 0:
+        errs.append("must run as root (network namespaces)")
+    for t in ("ip", "tc", "tcpdump", "mergecap", "ethtool", "mptcpize", "nginx", "wget", "ss"):
+        if not shutil.which(t) and not os.path.exists(f"/usr/sbin/{t}"):
+            errs.append(f"missing tool: {t} (scripts/setup-system.sh installs it)")
+    return errs
+
+
+def cmd_run(a) -> int:
+    from .campaign import CampaignError, run_campaign
+    try:
+        if not a.dry_run:
+            errs = _prereqs()
+            if errs:
+                print("error: " + "; ".join(errs), file=sys.stderr)
+                return 2
+        with signals_raise():
+            s = run_campaign(a.campaign, a.out, flat=a.flat, only=a.only, dry_run=a.dry_run,
+                             progress=not a.no_progress)
+    except CampaignError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except Interrupted as e:
+        print(f"interrupted ({e}); namespaces cleaned up, the current run will be redone", file=sys.stderr)
+        return 130
+    if a.dry_run:
+        print(json.dumps(s, indent=1))
+        return 0
+    print(f"{s['campaign']}: {len(s['ok'])} ran, {s['skipped_done']} already done, {len(s['failed'])} failed")
+    for rid, err in s["failed"].items():
+        print(f"  FAILED {rid}: {err}", file=sys.stderr)
+    return 1 if s["failed"] else 0
+
+
+def cmd_sample(a) -> int:
+    a.campaign, a.flat, a.only, a.dry_run = str(SAMPLES_CAMPAIGN), True, None, False
+    out = Path(a.out)
+    if a.force:
+        from .experiment import DONE
+        for d in out.glob("*/"):
+            (d / DONE).unlink(missing_ok=True)
+    return cmd_run(a)
+
+
+def cmd_check(a) -> int:
+    from .campaign import CampaignError, load
+    from .emulator import LINKEM, linkem_available
+    from .kernel import check
+    rc = 0
+    for c in a.campaign or []:
+        try:
+            load(c)
+            print(f"{c}: ok", file=sys.stderr)
+        except CampaignError as e:
+            print(f"error: {e}", file=sys.stderr)
+            rc = 2
+    k = check()
+    rep = {"prerequisites_missing": _prereqs(),
+           "linkem": {"path": str(LINKEM.relative_to(REPO)), "built": linkem_available()},
+           "kernel": k}
+    print(json.dumps(rep, indent=2))
+    if rep["prerequisites_missing"] or not k.get("mptcp", {}).get("enabled"):
+        rc = rc or 1
+    return rc
+
+
+def cmd_validate(a) -> int:
+    from .campaign import CampaignError, expand, load
+    rc = 0
+    for c in a.campaign:
+        try:
+            doc = load(c)
+            print(f"{c}: ok ({len(expand(doc))} runs)")
+        except CampaignError as e:
+            print(f"error: {e}", file=sys.stderr)
+            rc = 2
+    return rc
+
+
+def cmd_sweep(a) -> int:
+    from .topology import sweep
+    removed = sweep(all_owners=a.all)
+    print("\n".join(removed) if removed else "nothing to sweep")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m capture", description=__doc__ + "\nMPTCP measurement testbed "
+                                "(network namespaces, linkem/tbf links, nginx+wget or D-ITG, tcpdump both ends).")
+    p.add_argument("-v", "--verbose", action="store_true", help="log every command")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("run", help="run a campaign YAML (resumable, randomized order)")
+    r.add_argument("campaign")
+    r.add_argument("--out", default="data/raw", help="output root; runs go to OUT/<campaign>/<run_id>/")
+    r.add_argument("--flat", action="store_true", help="put runs directly in OUT/<run_id>/")
+    r.add_argument("--only", help="regex: run only matching run ids")
+    r.add_argument("--dry-run", action="store_true", help="validate and list the runs to do")
+    r.add_argument("--no-progress", action="store_true")
+    r.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("sample", help="make the committed sample captures (capture/campaigns/samples.yaml)")
+    s.add_argument("--out", default="data/samples")
+    s.add_argument("--force", action="store_true", help="redo samples that already exist")
+    s.add_argument("--no-progress", action="store_true")
+    s.set_defaults(fn=cmd_sample)
+
+    c = sub.add_parser("check", help="kernel facts and prerequisites as JSON (and validate campaigns)")
+    c.add_argument("campaign", nargs="*")
+    c.set_defaults(fn=cmd_check)
+
+    v = sub.add_parser("validate", help="validate campaign YAML files")
+    v.add_argument("campaign", nargs="+")
+    v.set_defaults(fn=cmd_validate)
+
+    w = sub.add_parser("sweep", help="delete namespaces left by crashed runs (prefix mpl-)")
+    w.add_argument("--all", action="store_true", help="also namespaces of live runs")
+    w.set_defaults(fn=cmd_sweep)
+
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if a.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    return a.fn(a)

@@ -1,0 +1,177 @@
+"""One run: build the topology, start emulation and captures, run the workload,
+write meta.json, tear everything down (also on failure and on SIGTERM/SIGINT)."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import kernel, workloads
+from .emulator import PathEmulator, choose_kind
+from .pcaps import Capture
+from .topology import Topology, sweep
+from .util import Interrupted, block_signals, log, unblock_signals
+
+DONE = ".done"        # marker written last: a run folder with it is finished
+STARTED = ".started"  # marker written first: a folder with only this is a half run
+
+
+@dataclass
+class RunSpec:
+    run_id: str
+    campaign: str
+    scenario: str
+    mode: str                          # SP-wifi, SP-lte, MP-2, MP-4, backup
+    profiles: dict[str, dict]          # path -> link profile
+    workload: str = "http"             # http | ditg-netflix | ditg-maps | ditg-docs
+    size_bytes: int = 0                # http only
+    duration_s: float = 0              # ditg only
+    primary_path: str = "wifi"
+    repetition: int = 1
+    congestion_control: str = "cubic"
+    scheduler: str = "default"
+    sysctl_profile: str | None = None  # kernel-config/profiles/<name>.yaml
+    sysctl_params: dict = field(default_factory=dict)
+    seed: int = 1
+    order_index: int | None = None
+    force_tbf: bool = False
+    keep_interface_pcaps: bool = True
+    timeout_s: float = 120
+    base_dir: str | None = None        # where relative trace paths resolve (the campaign's folder)
+
+    @property
+    def paths(self) -> list[str]:
+        if self.mode == "SP-wifi":
+            return ["wifi"]
+        if self.mode == "SP-lte":
+            return ["lte"]
+        return ["wifi", "lte"]
+
+    @property
+    def primary(self) -> str:
+        return self.paths[0] if self.mode.startswith("SP") else self.primary_path
+
+    @property
+    def mptcp(self) -> bool:
+        return not self.mode.startswith("SP")
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def run_one(spec: RunSpec, run_dir: Path) -> dict:
+    """Run one experiment into ``run_dir``; return its meta dict. Raises on failure
+    (the folder is then left without the DONE marker)."""
+    run_dir = Path(run_dir)
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    (run_dir / STARTED).write_text(now_iso())
+    work = Path(tempfile.mkdtemp(prefix=f"mpl-{spec.run_id[:20]}-"))
+    sweep()
+    kinds = {p: choose_kind(spec.profiles[p], spec.force_tbf) for p in spec.paths}
+    prof = kernel.load_profile(spec.sysctl_profile, spec.sysctl_params) if spec.sysctl_profile else None
+    # The congestion control is set per route (`congctl`): a non-initial namespace may
+    # not pick a default outside the host's tcp_allowed_congestion_control, and the
+    # host's settings are never changed.
+    sysctls: dict = {}
+    route_metrics: dict = {"congctl": spec.congestion_control}
+    if prof:
+        sysctls.update(prof["sysctl_netns"])
+        route_metrics.update(prof.get("route", {}))
+    if spec.mptcp:
+        sysctls["net.mptcp.enabled"] = "1"
+        if spec.scheduler != "default":
+            sysctls["net.mptcp.scheduler"] = spec.scheduler
+    topo = Topology(run_id=spec.run_id, paths=spec.paths, mode=spec.mode, primary=spec.primary,
+                    bridge_paths=[p for p, k in kinds.items() if k == "tbf"],
+                    sysctls=sysctls, route_metrics=route_metrics)
+    emus: list[PathEmulator] = []
+    cap: Capture | None = None
+    meta: dict = {
+        "run_id": spec.run_id, "campaign": spec.campaign, "scenario": spec.scenario,
+        "mode": spec.mode, "transport": "mptcp" if spec.mptcp else "tcp",
+        "congestion_control": spec.congestion_control, "scheduler": spec.scheduler,
+        "path_manager": "kernel", "primary_path": spec.primary, "workload": spec.workload,
+        "size_bytes": spec.size_bytes if spec.workload == "http" else None,
+        "duration_s": spec.duration_s if spec.workload != "http" else None,
+        "repetition": spec.repetition, "order_index": spec.order_index, "seed": spec.seed,
+        "started_at": now_iso(),
+    }
+    with_err = None
+    try:
+        topo.build()
+        for i, p in enumerate(spec.paths):
+            e = PathEmulator(topo.wires[p], spec.profiles[p], run_dir, seed=spec.seed * 10 + i,
+                             force_tbf=spec.force_tbf,
+                             base_dir=Path(spec.base_dir) if spec.base_dir else None)
+            e.start()
+            emus.append(e)
+        cap = Capture(run_dir, {"client": (topo.client_ns, [topo.wires[p].client_if for p in spec.paths]),
+                                "server": (topo.server_ns, [topo.wires[p].server_if for p in spec.paths])})
+        cap.start()
+        time.sleep(0.2)
+        bind = topo.wires[spec.primary].client_addr
+        t_start = time.time()
+        if spec.workload == "http":
+            result = workloads.http_download(topo.client_ns, topo.server_ns, topo.service_addr, bind,
+                                             spec.size_bytes, spec.mptcp, work, spec.seed, spec.timeout_s)
+        elif spec.workload.startswith("ditg-"):
+            result = workloads.ditg(topo.client_ns, topo.server_ns, bind, spec.workload[5:],
+                                    spec.duration_s, spec.mptcp, run_dir, spec.seed)
+        else:
+            raise ValueError(f"unknown workload {spec.workload!r}")
+        time.sleep(0.5)  # let FIN/ACKs cross the slowest path
+        mstate = topo.mptcp_state()
+        captures = cap.stop()
+        cap = None
+        for e in emus:
+            e.stop()
+        meta.update({
+            "finished_at": now_iso(), "workload_started_s": t_start, "result": result,
+            "paths": {p: {**topo.wires[p].as_meta(), **e.as_meta()} for p, e in zip(spec.paths, emus)},
+            "service_addr": topo.service_addr,
+            "service_addrs": ["10.100.0.1", "10.100.0.2"] if spec.mode == "MP-4" else ["10.100.0.1"],
+            "namespaces": {"client": topo.client_ns, "server": topo.server_ns,
+                           **{f"emulator_{p}": topo.wires[p].emu_ns for p in spec.paths}},
+            "captures": captures, "snaplen": 256,
+            "mptcp_config": mstate,
+            "sysctl_profile": prof and {k: v for k, v in prof.items() if k != "sysctl_netns"},
+            "sysctls_applied": topo.applied_sysctls.get(topo.client_ns, {}),
+            "route_metrics": route_metrics,
+            "kernel": kernel.check(),
+            "tools": kernel.tool_versions(),
+            "host": {"hostname": platform.node(), "cpus": os.cpu_count()},
+        })
+        if not spec.keep_interface_pcaps:
+            for end in captures.values():
+                for ifc in end["interfaces"].values():
+                    (run_dir / ifc["pcap"]).unlink(missing_ok=True)
+                    ifc["pcap"] = None
+        (run_dir / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        (run_dir / STARTED).unlink(missing_ok=True)
+        (run_dir / DONE).write_text(meta["finished_at"])
+        return meta
+    except (Exception, Interrupted) as e:
+        with_err = e
+        raise
+    finally:
+        old = block_signals()
+        try:
+            if cap is not None:
+                cap.abort()
+            for e in emus:
+                e.stop()
+            topo.destroy()
+            shutil.rmtree(work, ignore_errors=True)
+            if with_err is not None:
+                (run_dir / "error.txt").write_text(f"{type(with_err).__name__}: {with_err}\n")
+        finally:
+            unblock_signals(old)

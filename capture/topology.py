@@ -1,0 +1,261 @@
+"""Namespaces, veths, addresses, policy routing, MPTCP endpoints/limits, per-namespace sysctls.
+
+Per path P (``wifi``, ``lte``) the wire is::
+
+    client ns [P] ──veth── [c] emulator ns mpl-…-eP [s] ──veth── [P] server ns
+
+The emulator namespace bridges ``c`` and ``s`` (linkem over AF_PACKET, or a Linux
+bridge plus tbf when only a rate is needed). Client and server share the path's
+subnet ``10.<i>.0.0/24`` (client .2, server .1). The server's service addresses
+(10.100.0.1, and 10.100.0.2 for MP-4) live on its loopback and are reachable over
+every path; the client routes by source address (one table per path), so each
+subflow leaves by its own interface. Nothing here touches the host's namespace.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from .util import CommandError, log, out, sh
+
+PREFIX = "mpl-"
+SERVICE_ADDRS = ["10.100.0.1", "10.100.0.2"]
+PATH_INDEX = {"wifi": 1, "lte": 2}
+MODES = ("SP-wifi", "SP-lte", "MP-2", "MP-4", "backup")
+
+
+def path_index(name: str) -> int:
+    if name in PATH_INDEX:
+        return PATH_INDEX[name]
+    raise ValueError(f"unknown path {name!r} (known: {', '.join(PATH_INDEX)})")
+
+
+@dataclass
+class PathWire:
+    name: str
+    index: int
+    emu_ns: str
+    client_if: str
+    server_if: str
+    client_addr: str
+    server_addr: str
+    subnet: str
+    emu_client_if: str = "c"
+    emu_server_if: str = "s"
+
+    def as_meta(self) -> dict:
+        return {
+            "client_if": self.client_if, "server_if": self.server_if,
+            "client_addr": self.client_addr, "server_addr": self.server_addr,
+            "subnet": self.subnet, "table": 100 + self.index,
+            "emulator_ns": self.emu_ns,
+            "emulator_ifs": {"client": self.emu_client_if, "server": self.emu_server_if},
+        }
+
+
+def ns_token(run_id: str) -> str:
+    """Namespace stem for a run: prefix, owner pid (for sweeping), shortened run id."""
+    short = re.sub(r"[^A-Za-z0-9]", "", run_id)[-16:] or "run"
+    return f"{PREFIX}{os.getpid()}-{short}"
+
+
+def list_namespaces() -> list[str]:
+    txt = out(["ip", "netns", "list"], check=False)
+    return [line.split()[0] for line in txt.splitlines() if line.strip()]
+
+
+def kill_ns_processes(ns: str) -> None:
+    pids = out(["ip", "netns", "pids", ns], check=False).split()
+    for sig in ("TERM", "KILL"):
+        live = []
+        for pid in pids:
+            try:
+                os.kill(int(pid), 15 if sig == "TERM" else 9)
+                live.append(pid)
+            except (ProcessLookupError, ValueError):
+                pass
+        if not live:
+            return
+        import time
+        for _ in range(20):
+            if not out(["ip", "netns", "pids", ns], check=False).split():
+                return
+            time.sleep(0.05)
+        pids = out(["ip", "netns", "pids", ns], check=False).split()
+
+
+def delete_ns(ns: str) -> None:
+    kill_ns_processes(ns)
+    sh(["ip", "netns", "del", ns], check=False)
+
+
+def sweep(all_owners: bool = False) -> list[str]:
+    """Delete namespaces (and their processes) left by crashed runs.
+
+    A namespace is ``mpl-<pid>-…``; it is a leftover when that pid no longer lives
+    (or when ``all_owners``). Namespaces of live runs in other processes are kept.
+    """
+    removed = []
+    for ns in list_namespaces():
+        if not ns.startswith(PREFIX):
+            continue
+        m = re.match(rf"{PREFIX}(\d+)-", ns)
+        owner_alive = False
+        if m and not all_owners:
+            pid = int(m.group(1))
+            owner_alive = pid != os.getpid() and os.path.exists(f"/proc/{pid}")
+        if not owner_alive:
+            delete_ns(ns)
+            removed.append(ns)
+    if removed:
+        log.info("swept %d leftover namespaces", len(removed))
+    return removed
+
+
+@dataclass
+class Topology:
+    run_id: str
+    paths: list[str]                     # path names in use, e.g. ["wifi", "lte"]
+    mode: str
+    primary: str
+    bridge_paths: list[str] = field(default_factory=list)  # paths bridged by the kernel (tbf)
+    sysctls: dict[str, str] = field(default_factory=dict)
+    route_metrics: dict[str, str] = field(default_factory=dict)  # e.g. {"ssthresh": "45"}
+    stem: str = ""
+    wires: dict[str, PathWire] = field(default_factory=dict)
+    created: list[str] = field(default_factory=list)
+    applied_sysctls: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}")
+        self.stem = self.stem or ns_token(self.run_id)
+        self.client_ns = f"{self.stem}-cl"
+        self.server_ns = f"{self.stem}-sv"
+        for p in self.paths:
+            i = path_index(p)
+            self.wires[p] = PathWire(
+                name=p, index=i, emu_ns=f"{self.stem}-e{p}", client_if=p, server_if=p,
+                client_addr=f"10.{i}.0.2", server_addr=f"10.{i}.0.1", subnet=f"10.{i}.0.0/24")
+
+    @property
+    def namespaces(self) -> list[str]:
+        return [self.client_ns, self.server_ns] + [w.emu_ns for w in self.wires.values()]
+
+    @property
+    def service_addr(self) -> str:
+        return SERVICE_ADDRS[0]
+
+    # ---------------------------------------------------------------- build
+    def _add_ns(self, ns: str) -> None:
+        sh(["ip", "netns", "add", ns])
+        self.created.append(ns)
+        sh(["ip", "link", "set", "lo", "up"], ns=ns)
+        # no IPv6 noise (router solicitations, DAD) in the captures
+        for k in ("net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"):
+            sh(["sysctl", "-qw", f"{k}=1"], ns=ns, check=False)
+
+    def build(self) -> None:
+        for ns in (self.client_ns, self.server_ns):
+            self._add_ns(ns)
+            for k in ("net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"):
+                sh(["sysctl", "-qw", f"{k}=0"], ns=ns)
+        for w in self.wires.values():
+            self._add_ns(w.emu_ns)
+            e = w.emu_ns
+            sh(["ip", "link", "add", w.emu_client_if, "type", "veth", "peer", "name", "tmpc"], ns=e)
+            sh(["ip", "link", "add", w.emu_server_if, "type", "veth", "peer", "name", "tmps"], ns=e)
+            sh(["ip", "link", "set", "tmpc", "netns", self.client_ns, "name", w.client_if], ns=e)
+            sh(["ip", "link", "set", "tmps", "netns", self.server_ns, "name", w.server_if], ns=e)
+            for ifc in (w.emu_client_if, w.emu_server_if):
+                sh(["ip", "link", "set", ifc, "up"], ns=e)
+                offloads_off(e, ifc)
+            if w.name in self.bridge_paths:
+                sh(["ip", "link", "add", "br0", "type", "bridge", "forward_delay", "0", "stp_state", "0"], ns=e)
+                for ifc in (w.emu_client_if, w.emu_server_if):
+                    sh(["ip", "link", "set", ifc, "master", "br0"], ns=e)
+                sh(["ip", "link", "set", "br0", "up"], ns=e)
+            for ns, ifc, addr in ((self.client_ns, w.client_if, w.client_addr),
+                                  (self.server_ns, w.server_if, w.server_addr)):
+                sh(["ip", "addr", "add", f"{addr}/24", "dev", ifc], ns=ns)
+                sh(["ip", "link", "set", ifc, "up"], ns=ns)
+                offloads_off(ns, ifc)
+        self._apply_sysctls()
+        self._routes()
+        self._mptcp()
+
+    def _apply_sysctls(self) -> None:
+        for ns in (self.client_ns, self.server_ns):
+            applied = {}
+            for k, v in self.sysctls.items():
+                sh(["sysctl", "-qw", f"{k}={v}"], ns=ns)
+                applied[k] = out(["sysctl", "-n", k], ns=ns).strip()
+            self.applied_sysctls[ns] = applied
+
+    def _route(self, ns: str, args: list[str]) -> None:
+        metrics = []
+        for k, v in self.route_metrics.items():
+            metrics += [k, str(v)]
+        sh(["ip", "route", "replace"] + args + metrics, ns=ns)
+
+    def _routes(self) -> None:
+        c, s = self.client_ns, self.server_ns
+        n_svc = 2 if self.mode == "MP-4" else 1
+        for a in SERVICE_ADDRS[:n_svc]:
+            sh(["ip", "addr", "add", f"{a}/32", "dev", "lo"], ns=s)
+        for w in self.wires.values():
+            table = str(100 + w.index)
+            # client: per-source policy routing, one table per path
+            self._route(c, ["default", "via", w.server_addr, "dev", w.client_if, "table", table])
+            self._route(c, [w.subnet, "dev", w.client_if, "src", w.client_addr, "table", table])
+            sh(["ip", "rule", "add", "from", w.client_addr, "table", table, "priority", str(100 + w.index)], ns=c)
+            # server: the connected route answers each client address on its own path;
+            # the metric (e.g. initial ssthresh) goes on it too.
+            self._route(s, [w.subnet, "dev", w.server_if, "src", w.server_addr])
+        pw = self.wires[self.primary]
+        # main table: the primary path carries the initial subflow
+        self._route(c, ["default", "via", pw.server_addr, "dev", pw.client_if, "src", pw.client_addr])
+
+    def _mptcp(self) -> None:
+        c, s = self.client_ns, self.server_ns
+        if self.mode.startswith("SP"):
+            return
+        n = 8 if self.mode == "MP-4" else 2
+        for ns in (c, s):
+            sh(["ip", "mptcp", "endpoint", "flush"], ns=ns)
+            sh(["ip", "mptcp", "limits", "set", "subflow", str(n), "add_addr_accepted", str(n)], ns=ns)
+        others = [w for p, w in self.wires.items() if p != self.primary]
+        if self.mode == "MP-2":
+            for w in others:
+                sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow"], ns=c)
+        elif self.mode == "backup":
+            for w in others:
+                sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow", "backup"], ns=c)
+        elif self.mode == "MP-4":
+            for w in self.wires.values():
+                sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow", "fullmesh"], ns=c)
+            for a in SERVICE_ADDRS[1:2]:
+                sh(["ip", "mptcp", "endpoint", "add", a, "dev", "lo", "signal"], ns=s)
+
+    def mptcp_state(self) -> dict:
+        st = {}
+        for role, ns in (("client", self.client_ns), ("server", self.server_ns)):
+            st[role] = {
+                "endpoints": out(["ip", "mptcp", "endpoint", "show"], ns=ns, check=False).strip().splitlines(),
+                "limits": out(["ip", "mptcp", "limits", "show"], ns=ns, check=False).strip(),
+                "rules": out(["ip", "rule", "show"], ns=ns, check=False).strip().splitlines(),
+                "routes": out(["ip", "route", "show", "table", "all"], ns=ns, check=False).strip().splitlines(),
+            }
+        return st
+
+    def destroy(self) -> None:
+        for ns in reversed(self.created):
+            delete_ns(ns)
+        self.created.clear()
+
+
+def offloads_off(ns: str, ifc: str) -> None:
+    p = sh(["ethtool", "-K", ifc, "tso", "off", "gso", "off", "gro", "off"], ns=ns, check=False)
+    if p.returncode not in (0, 80):  # 80: "nothing changed"/not supported on some drivers
+        raise CommandError(f"ethtool -K {ifc} in {ns} failed: {p.stderr.strip()}")

@@ -1,0 +1,161 @@
+"""Workloads: HTTP download (nginx + wget, through ``mptcpize`` for MPTCP) and D-ITG
+application traffic (ITGRecv on the client, ITGSend on the server, ITGDec output kept)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import time
+from pathlib import Path
+
+from .util import CommandError, Proc, log, out, sh, wait_for
+
+HTTP_PORT = 80
+ITG_PORT = 8999
+ITG_SIG_PORT = 9000
+
+# ---------------------------------------------------------------------- HTTP
+
+NGINX_CONF = """\
+daemon off;
+master_process off;
+worker_processes 1;
+pid {work}/nginx.pid;
+error_log {work}/nginx-error.log warn;
+user root;
+events {{ worker_connections 64; }}
+http {{
+    access_log {work}/nginx-access.log;
+    client_body_temp_path {work}/tmp;
+    proxy_temp_path {work}/tmp;
+    fastcgi_temp_path {work}/tmp;
+    uwsgi_temp_path {work}/tmp;
+    scgi_temp_path {work}/tmp;
+    sendfile on;
+    tcp_nopush off;
+    keepalive_timeout 0;
+    default_type application/octet-stream;
+    server {{
+        listen {port} reuseport;
+        root {root};
+    }}
+}}
+"""
+
+
+def listening(ns: str, port: int) -> bool:
+    txt = out(["ss", "-Hltn", f"sport = :{port}"], ns=ns, check=False)
+    return bool(txt.strip())
+
+
+def make_file(root: Path, size: int, seed: int) -> tuple[Path, str]:
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"file-{size}"
+    rnd = random.Random(seed)
+    h = hashlib.sha256()
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            n = min(left, 1 << 20)
+            chunk = rnd.randbytes(n)
+            f.write(chunk)
+            h.update(chunk)
+            left -= n
+    return path, h.hexdigest()
+
+
+def http_download(client_ns: str, server_ns: str, server_addr: str, bind_addr: str,
+                  size: int, mptcp: bool, work: Path, seed: int, timeout: float) -> dict:
+    """Serve a file of ``size`` bytes with nginx and fetch it with wget; verify it."""
+    root = work / "www"
+    (work / "tmp").mkdir(parents=True, exist_ok=True)
+    fpath, digest = make_file(root, size, seed)
+    conf = work / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(work=work, root=root, port=HTTP_PORT))
+    pre = ["mptcpize", "run"] if mptcp else []
+    nginx = Proc("nginx", pre + ["nginx", "-c", str(conf), "-p", str(work)], ns=server_ns,
+                 stderr=work / "nginx.stderr")
+    try:
+        wait_for(lambda: listening(server_ns, HTTP_PORT) or not nginx.alive(), 10, "nginx to listen")
+        if not nginx.alive():
+            raise CommandError(f"nginx exited: {(work / 'nginx.stderr').read_text(errors='replace')}")
+        dest = work / "download"
+        cmd = pre + ["wget", "-q", "--tries=1", f"--timeout={int(timeout)}", "--no-proxy",
+                     f"--bind-address={bind_addr}", "-O", str(dest),
+                     f"http://{server_addr}:{HTTP_PORT}/{fpath.name}"]
+        t0 = time.time()
+        p = sh(cmd, ns=client_ns, check=False, timeout=timeout + 30)
+        t1 = time.time()
+        got = dest.stat().st_size if dest.exists() else 0
+        ok = False
+        if got == size:
+            h = hashlib.sha256()
+            with open(dest, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            ok = h.hexdigest() == digest
+        dest.unlink(missing_ok=True)
+        fpath.unlink(missing_ok=True)
+        res = {"workload": "http", "tool": "wget", "server": "nginx", "mptcpize": mptcp,
+               "url": cmd[-1], "command": " ".join(cmd), "wget_rc": p.returncode,
+               "wget_stderr": p.stderr.strip()[-500:], "size_bytes": size,
+               "received_bytes": got, "sha256": digest, "complete": ok,
+               "wall_start_s": t0, "wall_end_s": t1, "wall_time_s": t1 - t0}
+        if not ok:
+            raise CommandError(f"download incomplete: {got}/{size} bytes, wget rc {p.returncode}: {p.stderr.strip()[-300:]}")
+        return res
+    finally:
+        nginx.stop()
+
+
+# ---------------------------------------------------------------------- D-ITG
+
+# Traffic profiles modelled on the D-ITG study's Fig. 2 descriptions. Each is an
+# ITGSend single-flow option list over TCP (duration added by the runner).
+DITG_PROFILES: dict[str, dict] = {
+    # ON/OFF cycles with blocks of ~0.5–1.5 MiB: 2000 pkt/s × 1448 B ≈ 2.9 MB/s, so an
+    # ON period of 180–545 ms carries 0.5–1.5 MiB; OFF 1–3 s.
+    "netflix": {"opts": ["-C", "2000", "-c", "1448", "-B", "U", "180", "545", "U", "1000", "3000"],
+                "about": "ON/OFF blocks of 0.5-1.5 MiB (uniform), OFF 1-3 s"},
+    # irregular, relatively large bursts: exponential ON (mean 150 ms) at 1500 pkt/s,
+    # Weibull OFF periods (heavy variation), packet sizes 500-1448 B
+    "maps": {"opts": ["-C", "1500", "-u", "500", "1448", "-B", "E", "150", "W", "0.7", "800"],
+             "about": "non-periodic large bursts: exponential ON (mean 150 ms), Weibull OFF"},
+    # sparse ~400 B packets with occasional spikes above twice that size
+    "docs": {"opts": ["-O", "8", "-n", "400", "150"],
+             "about": "sparse packets ~400 B (normal, sd 150), Poisson 8 pkt/s"},
+}
+
+
+def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duration_s: float,
+         mptcp: bool, run_dir: Path, seed: int) -> dict:
+    if profile not in DITG_PROFILES:
+        raise CommandError(f"unknown D-ITG profile {profile!r}")
+    pre = ["mptcpize", "run"] if mptcp else []
+    recv_log = run_dir / "ditg-recv.log"
+    send_log = run_dir / "ditg-send.log"
+    recv = Proc("ITGRecv", pre + ["ITGRecv"], ns=client_ns, stdout=run_dir / ".itgrecv.out",
+                stderr=run_dir / ".itgrecv.err")
+    try:
+        wait_for(lambda: listening(client_ns, ITG_SIG_PORT) or not recv.alive(), 10, "ITGRecv")
+        cmd = pre + ["ITGSend", "-T", "TCP", "-a", client_addr, "-rp", str(ITG_PORT),
+                     "-t", str(int(duration_s * 1000)), "-s", str(seed % 10000 + 1),
+                     "-l", str(send_log), "-x", str(recv_log)] + DITG_PROFILES[profile]["opts"]
+        p = sh(cmd, ns=server_ns, check=False, timeout=duration_s + 60)
+        time.sleep(0.5)
+    finally:
+        recv.stop(sig=2)
+    if p.returncode != 0 or not recv_log.exists():
+        raise CommandError(f"ITGSend failed ({p.returncode}): {p.stdout[-400:]} {p.stderr[-400:]}")
+    # ITGDec: summary and per-packet text log (flow, seq, src, dst, times, size)
+    dec = sh(["ITGDec", str(recv_log)], check=False, timeout=120)
+    (run_dir / "ditg-recv-summary.txt").write_text(dec.stdout)
+    txt = run_dir / "ditg-recv.txt"
+    sh(["ITGDec", str(recv_log), "-l", str(txt)], check=False, timeout=120)
+    delay = run_dir / "ditg-delay.dat"
+    sh(["ITGDec", str(recv_log), "-d", "100", str(delay)], check=False, timeout=120)
+    return {"workload": f"ditg-{profile}", "tool": "D-ITG", "profile": profile,
+            "about": DITG_PROFILES[profile]["about"], "mptcpize": mptcp, "command": " ".join(cmd),
+            "duration_s": duration_s, "send_log": send_log.name, "recv_log": recv_log.name,
+            "decoded": txt.name if txt.exists() else None, "summary": "ditg-recv-summary.txt",
+            "itgsend_stdout": p.stdout[-1000:], "complete": True}
