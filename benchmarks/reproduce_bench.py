@@ -38,7 +38,7 @@ def main() -> int:
         print(r.stderr[-4000:], file=sys.stderr)
         print(f"reproduce_all FAILED after {wall:.1f} s", file=sys.stderr)
         return 1
-    jobs = re.findall(r"^rule (\w+):", r.stderr, re.M) or re.findall(r"^rule (\w+):", r.stdout, re.M)
+    jobs = re.findall(r"^(?:local)?rule (\w+):", r.stdout + r.stderr, re.M)
     counts = {j: jobs.count(j) for j in dict.fromkeys(jobs)}
     print(f"sample runs:           {len(runs)}")
     print(f"cores:                 {a.cores}")

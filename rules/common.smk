@@ -21,7 +21,7 @@ TABLE_NAMES = list(TABLES)
 # A run folder is any directory holding meta.json; its key is its path relative to
 # the repository (e.g. data/samples/chen-mp2-64k-r1), so user folders work too.
 wildcard_constraints:
-    rundir=r"[^{}]+?",
+    rundir=r".+",
     nb=r"[A-Za-z0-9_-]+",
     campaign=r"[A-Za-z0-9_-]+",
 
