@@ -91,6 +91,7 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         if spec.scheduler != "default":
             sysctls["net.mptcp.scheduler"] = spec.scheduler
     topo = Topology(run_id=spec.run_id, paths=spec.paths, mode=spec.mode, primary=spec.primary,
+                    initiator="client" if spec.workload == "http" else "server",
                     bridge_paths=[p for p, k in kinds.items() if k == "tbf"],
                     sysctls=sysctls, route_metrics=route_metrics)
     emus: list[PathEmulator] = []

@@ -23,7 +23,7 @@ class Capture:
                 err = self.run_dir / f".tcpdump-{end}-{ifc}.stderr"
                 p = Proc(f"tcpdump-{end}-{ifc}",
                          ["tcpdump", "-i", ifc, "-n", "-s", str(self.snaplen), "-U", "-Z", "root",
-                          "--immediate-mode", "-w", str(pcap), "tcp or udp"],
+                          "--immediate-mode", "-w", str(pcap)],
                          ns=ns, stderr=err)
                 self.procs.append((end, ifc, pcap, p))
         end_t = time.monotonic() + 10

@@ -21,6 +21,7 @@ from .util import CommandError, log, out, sh
 
 PREFIX = "mpl-"
 SERVICE_ADDRS = ["10.100.0.1", "10.100.0.2"]
+JOIN_PORT = 9100  # client-side MP_JOIN listener for server-initiated (D-ITG) connections
 PATH_INDEX = {"wifi": 1, "lte": 2}
 MODES = ("SP-wifi", "SP-lte", "MP-2", "MP-4", "backup")
 
@@ -119,6 +120,7 @@ class Topology:
     paths: list[str]                     # path names in use, e.g. ["wifi", "lte"]
     mode: str
     primary: str
+    initiator: str = "client"            # who opens the connection: "client" (wget) or "server" (ITGSend)
     bridge_paths: list[str] = field(default_factory=list)  # paths bridged by the kernel (tbf)
     sysctls: dict[str, str] = field(default_factory=dict)
     route_metrics: dict[str, str] = field(default_factory=dict)  # e.g. {"ssthresh": "45"}
@@ -218,6 +220,16 @@ class Topology:
         self._route(c, ["default", "via", pw.server_addr, "dev", pw.client_if, "src", pw.client_addr])
 
     def _mptcp(self) -> None:
+        """MPTCP endpoints and limits.
+
+        ``initiator == "client"`` (HTTP: wget connects): the client creates the extra
+        subflows (``subflow`` endpoints; ``fullmesh`` for MP-4 with the server
+        ``signal``-ing its second service address). ``initiator == "server"`` (D-ITG:
+        ITGSend on the server connects to ITGRecv on the client): the client
+        ``signal``s its other address(es) and the server joins them (``fullmesh`` on the
+        server's two path addresses for MP-4; ITGSend's source is the server's
+        address on the primary path).
+        """
         c, s = self.client_ns, self.server_ns
         if self.mode.startswith("SP"):
             return
@@ -226,17 +238,26 @@ class Topology:
             sh(["ip", "mptcp", "endpoint", "flush"], ns=ns)
             sh(["ip", "mptcp", "limits", "set", "subflow", str(n), "add_addr_accepted", str(n)], ns=ns)
         others = [w for p, w in self.wires.items() if p != self.primary]
-        if self.mode == "MP-2":
+        backup = ["backup"] if self.mode == "backup" else []
+        if self.initiator == "client":
+            if self.mode in ("MP-2", "backup"):
+                for w in others:
+                    sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow"] + backup, ns=c)
+            elif self.mode == "MP-4":
+                for w in self.wires.values():
+                    sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow", "fullmesh"], ns=c)
+                for a in SERVICE_ADDRS[1:2]:
+                    sh(["ip", "mptcp", "endpoint", "add", a, "dev", "lo", "signal"], ns=s)
+        else:
+            # With a port, the kernel opens its own MP_JOIN listener on that address: the
+            # application (ITGRecv) binds its data socket to the primary address only,
+            # so joins to the application's port on another address would be reset.
             for w in others:
-                sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow"], ns=c)
-        elif self.mode == "backup":
-            for w in others:
-                sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow", "backup"], ns=c)
-        elif self.mode == "MP-4":
-            for w in self.wires.values():
-                sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow", "fullmesh"], ns=c)
-            for a in SERVICE_ADDRS[1:2]:
-                sh(["ip", "mptcp", "endpoint", "add", a, "dev", "lo", "signal"], ns=s)
+                sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "signal",
+                    "port", str(JOIN_PORT)] + backup, ns=c)
+            if self.mode == "MP-4":
+                for w in self.wires.values():
+                    sh(["ip", "mptcp", "endpoint", "add", w.server_addr, "dev", w.server_if, "subflow", "fullmesh"], ns=s)
 
     def mptcp_state(self) -> dict:
         st = {}

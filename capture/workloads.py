@@ -118,9 +118,9 @@ DITG_PROFILES: dict[str, dict] = {
     "netflix": {"opts": ["-C", "2000", "-c", "1448", "-B", "U", "180", "545", "U", "1000", "3000"],
                 "about": "ON/OFF blocks of 0.5-1.5 MiB (uniform), OFF 1-3 s"},
     # irregular, relatively large bursts: exponential ON (mean 150 ms) at 1500 pkt/s,
-    # Weibull OFF periods (heavy variation), packet sizes 500-1448 B
-    "maps": {"opts": ["-C", "1500", "-u", "500", "1448", "-B", "E", "150", "W", "0.7", "800"],
-             "about": "non-periodic large bursts: exponential ON (mean 150 ms), Weibull OFF"},
+    # exponential OFF periods (mean 1.2 s), packet sizes 500-1448 B
+    "maps": {"opts": ["-C", "1500", "-u", "500", "1448", "-B", "E", "150", "E", "1200"],
+             "about": "non-periodic large bursts: exponential ON (mean 150 ms) and OFF (mean 1.2 s)"},
     # sparse ~400 B packets with occasional spikes above twice that size
     "docs": {"opts": ["-O", "8", "-n", "400", "150"],
              "about": "sparse packets ~400 B (normal, sd 150), Poisson 8 pkt/s"},
@@ -139,7 +139,8 @@ def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duratio
     try:
         wait_for(lambda: listening(client_ns, ITG_SIG_PORT) or not recv.alive(), 10, "ITGRecv")
         cmd = pre + ["ITGSend", "-T", "TCP", "-a", client_addr, "-rp", str(ITG_PORT),
-                     "-t", str(int(duration_s * 1000)), "-s", str(seed % 10000 + 1),
+                     "-t", str(int(duration_s * 1000)), "-s", f"{(seed % 9973 + 1) / 9975:.6f}",  # D-ITG seeds lie in (0, 1)
+                    
                      "-l", str(send_log), "-x", str(recv_log)] + DITG_PROFILES[profile]["opts"]
         p = sh(cmd, ns=server_ns, check=False, timeout=duration_s + 60)
         time.sleep(0.5)
