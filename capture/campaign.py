@@ -138,6 +138,12 @@ def validate(doc, source: str = "campaign") -> dict:
             if not any(k in prof for k in ("rate_mbit", "trace")) and not any(
                     isinstance(prof.get(d), dict) and ("rate_mbit" in prof[d] or "trace" in prof[d]) for d in ("down", "up")):
                 pass  # unlimited rate is allowed (delay/loss only)
+    if doc.get("sysctl_profile"):
+        from .kernel import load_profile
+        try:
+            load_profile(doc["sysctl_profile"], doc.get("sysctl_params"))
+        except ValueError as e:
+            raise CampaignError(f"{source}: {e}") from None
     modes = doc.get("modes") or []
     if "runs" not in doc:
         if not modes:
@@ -178,7 +184,11 @@ def expand(doc: dict, base_dir: Path | None = None):
     """All runs of the campaign as RunSpecs, in the campaign's randomized order."""
     from .experiment import RunSpec
 
-    common = dict(campaign=doc["name"], congestion_control=doc.get("congestion_control", "cubic"),
+    cc = doc.get("congestion_control")
+    if not cc and doc.get("sysctl_profile"):
+        from .kernel import load_profile
+        cc = load_profile(doc["sysctl_profile"], doc.get("sysctl_params")).get("congestion_control")
+    common = dict(campaign=doc["name"], congestion_control=cc or "cubic",
                   scheduler=doc.get("scheduler", "default"), sysctl_profile=doc.get("sysctl_profile"),
                   sysctl_params=doc.get("sysctl_params", {}) or {}, timeout_s=doc.get("timeout_s", 120),
                   keep_interface_pcaps=doc.get("keep_interface_pcaps", True),
