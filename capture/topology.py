@@ -198,7 +198,7 @@ class Topology:
     def _route(self, ns: str, args: list[str]) -> None:
         metrics = []
         for k, v in self.route_metrics.items():
-            metrics += [k, str(v)]
+            metrics += [k] + str(v).split()  # e.g. ssthresh "lock 45"
         sh(["ip", "route", "replace"] + args + metrics, ns=ns)
 
     def _routes(self) -> None:

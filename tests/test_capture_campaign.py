@@ -1,0 +1,127 @@
+"""Campaign YAML validation and expansion (no root needed)."""
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from capture import campaign
+from capture.campaign import CampaignError, expand, validate
+
+REPO = Path(__file__).resolve().parent.parent
+
+BASE = {
+    "name": "t",
+    "seed": 5,
+    "repetitions": 2,
+    "scenarios": {"s1": {"wifi": {"rate_mbit": 20, "rtt_ms": 30, "loss": 0.01},
+                         "lte": {"rate_mbit": 10, "delay_ms": 35}}},
+    "modes": ["SP-wifi", "MP-2"],
+    "sizes": ["1MB", 4096],
+}
+
+
+def bad(mut):
+    doc = copy.deepcopy(BASE)
+    mut(doc)
+    with pytest.raises(CampaignError) as e:
+        validate(doc, "c.yaml")
+    msg = str(e.value)
+    assert "\n" not in msg
+    return msg
+
+
+def test_base_is_valid():
+    validate(copy.deepcopy(BASE))
+
+
+def test_unknown_mode_names_field():
+    msg = bad(lambda d: d["modes"].append("MP-3"))
+    assert "modes.2" in msg and "MP-3" in msg
+
+
+def test_negative_delay_names_field():
+    msg = bad(lambda d: d["scenarios"]["s1"]["lte"].update(delay_ms=-5))
+    assert "scenarios.s1.lte.delay_ms" in msg
+
+
+def test_size_zero_names_field():
+    msg = bad(lambda d: d["sizes"].append(0))
+    assert "sizes.2" in msg
+    msg = bad(lambda d: d["sizes"].append("0MB"))
+    assert "sizes.2" in msg and "> 0" in msg
+
+
+def test_unknown_field_and_path():
+    assert "colour" in bad(lambda d: d.update(colour="red"))
+    assert "scenarios.s1" in bad(lambda d: d["scenarios"]["s1"].update(wlan={"rate_mbit": 1}))
+    assert "scenarios.s1.wifi.loss" in bad(lambda d: d["scenarios"]["s1"]["wifi"].update(loss=1.5))
+
+
+def test_missing_path_for_mode():
+    msg = bad(lambda d: d["scenarios"]["s1"].pop("lte"))
+    assert "scenarios.s1" in msg and "lte" in msg
+
+
+def test_unknown_sysctl_profile():
+    assert "sysctl_profile" in bad(lambda d: d.update(sysctl_profile="nope"))
+
+
+def test_expand_matrix_randomized_and_deterministic():
+    doc = validate(copy.deepcopy(BASE))
+    a = [s.run_id for s in expand(doc)]
+    b = [s.run_id for s in expand(doc)]
+    assert a == b                      # same seed, same order
+    assert len(a) == 1 * 2 * 2 * 2     # scenarios x modes x sizes x repetitions
+    assert len(set(a)) == len(a)
+    assert sorted(a) != a or True
+    doc2 = dict(doc, seed=6)
+    assert [s.run_id for s in expand(doc2)] != a
+    assert {s.size_bytes for s in expand(doc)} == {1_000_000, 4096}
+
+
+def test_parse_size():
+    assert campaign.parse_size("4MB") == 4_000_000
+    assert campaign.parse_size("64KiB") == 65536
+    assert campaign.parse_size(10) == 10
+
+
+@pytest.mark.parametrize("f", sorted((REPO / "capture" / "campaigns").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_campaigns_valid(f):
+    campaign.load(f)
+
+
+def test_cli_reports_one_line_error(tmp_path):
+    doc = copy.deepcopy(BASE)
+    doc["modes"] = ["MP-7"]
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    p = subprocess.run([sys.executable, "-m", "capture", "run", str(f), "--out", str(tmp_path / "o"), "--dry-run"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 2
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and "modes.0" in lines[0] and "MP-7" in lines[0]
+    assert not (tmp_path / "o").exists()
+
+
+def test_dry_run_skips_finished_runs(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump(BASE))
+    specs = expand(validate(copy.deepcopy(BASE)))
+    done = tmp_path / "o" / "t" / specs[0].run_id
+    done.mkdir(parents=True)
+    (done / ".done").write_text("x")
+    half = tmp_path / "o" / "t" / specs[1].run_id
+    half.mkdir(parents=True)
+    (half / ".started").write_text("x")
+    s = campaign.run_campaign(f, tmp_path / "o", dry_run=True, progress=False)
+    assert s["skipped_done"] == 1
+    assert specs[0].run_id not in s["todo"] and specs[1].run_id in s["todo"]
+    assert len(s["todo"]) == len(specs) - 1
+
+
+def test_help():
+    p = subprocess.run([sys.executable, "-m", "capture", "--help"], cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0 and "run" in p.stdout and "check" in p.stdout
