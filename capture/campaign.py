@@ -74,7 +74,7 @@ SCHEMA = {
                            "scenario": {"type": "string"}, "mode": _mode, "size": _size,
                            "workload": {"enum": list(WORKLOADS)}, "duration_s": {"type": "number", "exclusiveMinimum": 0},
                            "primary_path": _path, "repetition": {"type": "integer", "minimum": 1},
-                           "congestion_control": {"type": "string"}}}},
+                           "congestion_control": {"type": "string"}, "force_tbf": {"type": "boolean"}}}},
     },
 }
 
@@ -203,8 +203,7 @@ def expand(doc: dict, base_dir: Path | None = None):
                                  size_bytes=parse_size(r["size"]) if wl == "http" else 0,
                                  duration_s=r.get("duration_s", 30) if wl != "http" else 0,
                                  primary_path=r.get("primary_path", "wifi"), repetition=r.get("repetition", 1),
-                                 seed=seed, **{**common, **({"congestion_control": r["congestion_control"]}
-                                                            if "congestion_control" in r else {})}))
+                                 seed=seed, **{**common, **{k: r[k] for k in ("congestion_control", "force_tbf") if k in r}}))
         return specs  # explicit runs keep their order
     wls = [("http", parse_size(s), 0.0) for s in doc.get("sizes", []) or []]
     if doc.get("ditg"):
