@@ -7,7 +7,7 @@ set -euo pipefail
 declare -A PKG=(
   [tshark]=tshark [capinfos]=tshark [tcpdump]=tcpdump [tcptrace]=tcptrace
   [ITGSend]=d-itg [mptcpize]=mptcpd [ethtool]=ethtool [ip]=iproute2
-  [tc]=iproute2 [nginx]=nginx-light [wget]=wget [iperf3]=iperf3
+  [tc]=iproute2 [mergecap]=tshark [nginx]=nginx-light [wget]=wget [iperf3]=iperf3
   [chromium]=chromium
 )
 missing=()
