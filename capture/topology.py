@@ -102,8 +102,10 @@ def sweep(all_owners: bool = False) -> list[str]:
         if not ns.startswith(PREFIX):
             continue
         m = re.match(rf"{PREFIX}(\d+)-", ns)
+        if not m:
+            continue  # not made by the testbed (or kernel-config/check): not ours to delete
         owner_alive = False
-        if m and not all_owners:
+        if not all_owners:
             pid = int(m.group(1))
             owner_alive = pid != os.getpid() and os.path.exists(f"/proc/{pid}")
         if not owner_alive:
