@@ -101,16 +101,22 @@ def test_retransmissions_bytes_and_rtt_min_match_tcptrace(ours, pcap):
         # "rexmt" otherwise; both are the server retransmitting, which is what we count.
         assert sub["retransmitted_packets"] == tt["rexmt data pkts"] + tt["outoforder pkts"]
         if tt["RTT samples"] > 0:
-            # tcptrace's minimum also considers the handshake; ours only data.
-            assert sub["rtt_min_ms"] >= tt["RTT min"] - 0.01
-            assert sub["rtt_min_ms"] == pytest.approx(tt["RTT min"], abs=1.0)
+            # tcptrace's minimum also times the handshake and the FIN, whose small
+            # packets skip most of the bottleneck's serialisation (1.2 ms for a full
+            # frame at 10 Mbit/s); ours times data packets only. tcptrace prints
+            # 0.1 ms steps, hence 0.05 ms of rounding.
+            assert tt["RTT min"] - 0.051 <= sub["rtt_min_ms"] <= tt["RTT min"] + 1.5
 
 
 @pytest.mark.parametrize("pcap", SERVER_PCAPS, ids=ids(SERVER_PCAPS))
 def test_retransmissions_match_tshark_analysis(ours, pcap):
+    """tshark flags every data segment below the highest sequence sent, but names it
+    by a timing heuristic: a retransmission sent soon after the segment before it is
+    called "out-of-order". At the sender's capture all of them are retransmissions
+    (tcptrace, which tracks the bytes seen, agrees: see the test above)."""
     flags = tshark_fields(pcap, "tcp.stream", "tcp.srcport", "tcp.len", filt=(
         "tcp.len > 0 && (tcp.analysis.retransmission || tcp.analysis.fast_retransmission"
-        " || tcp.analysis.spurious_retransmission)"))
+        " || tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order)"))
     subs = ours[pcap]["subflows"]
     for sub in subs.iter_rows(named=True):
         n = flags.filter((pl.col("tcp.stream") == str(sub["subflow_id"])) & (pl.col("tcp.srcport") == str(sub["server_port"]))).height
