@@ -34,7 +34,7 @@ def cmd_run(a) -> int:
                 return 2
         with signals_raise():
             s = run_campaign(a.campaign, a.out, flat=a.flat, only=a.only, dry_run=a.dry_run,
-                             progress=not a.no_progress)
+                             progress=not a.no_progress, scale=getattr(a, "scale", None))
     except CampaignError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -44,7 +44,8 @@ def cmd_run(a) -> int:
     if a.dry_run:
         print(json.dumps(s, indent=1))
         return 0
-    print(f"{s['campaign']}: {len(s['ok'])} ran, {s['skipped_done']} already done, {len(s['failed'])} failed")
+    print(f"{s['campaign']} ({s.get('scale') or 'no scales'}): {len(s['ok'])} ran, {s['skipped_done']} already done, "
+          f"{len(s['failed'])} failed in {s.get('wall_s', 0):.0f} s (estimated {s['estimated_s']:.0f} s)")
     for rid, err in s["failed"].items():
         print(f"  FAILED {rid}: {err}", file=sys.stderr)
     return 1 if s["failed"] else 0
@@ -83,15 +84,23 @@ def cmd_check(a) -> int:
 
 
 def cmd_validate(a) -> int:
-    from .campaign import CampaignError, expand, load
+    from .campaign import CampaignError, load, plan, scales_of
     rc = 0
+    total = {}
     for c in a.campaign:
         try:
-            doc = load(c)
-            print(f"{c}: ok ({len(expand(doc))} runs)")
+            doc = load(c, a.scale)
+            parts = []
+            for sc in ([a.scale] if a.scale else scales_of(doc)):
+                pl = plan(c, sc)
+                parts.append(f"{sc or 'single scale'}: {pl['runs']} runs, ~{pl['estimated_s'] / 60:.1f} min")
+                total[sc] = total.get(sc, 0) + pl["estimated_s"]
+            print(f"{c}: ok ({'; '.join(parts)})")
         except CampaignError as e:
             print(f"error: {e}", file=sys.stderr)
             rc = 2
+    if len(a.campaign) > 1:
+        print("estimated total: " + "; ".join(f"{k or 'single scale'} ~{v / 60:.1f} min" for k, v in total.items()))
     return rc
 
 
@@ -114,6 +123,8 @@ def main(argv=None) -> int:
     r.add_argument("--flat", action="store_true", help="put runs directly in OUT/<run_id>/")
     r.add_argument("--only", help="regex: run only matching run ids")
     r.add_argument("--dry-run", action="store_true", help="validate and list the runs to do")
+    r.add_argument("--scale", choices=["quick", "paper"], default=None,
+                   help="campaign scale (the YAML's scales.<scale> block; default: quick when the YAML has one)")
     r.add_argument("--no-progress", action="store_true")
     r.set_defaults(fn=cmd_run)
 
@@ -129,6 +140,7 @@ def main(argv=None) -> int:
 
     v = sub.add_parser("validate", help="validate campaign YAML files")
     v.add_argument("campaign", nargs="+")
+    v.add_argument("--scale", choices=["quick", "paper"], default=None, help="only this scale (default: every scale)")
     v.set_defaults(fn=cmd_validate)
 
     w = sub.add_parser("sweep", help="delete namespaces left by crashed runs (prefix mpl-)")

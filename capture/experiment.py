@@ -44,6 +44,9 @@ class RunSpec:
     keep_interface_pcaps: bool = True
     timeout_s: float = 120
     base_dir: str | None = None        # where relative trace paths resolve (the campaign's folder)
+    profile_names: dict[str, str] = field(default_factory=dict)  # path -> name in profiles.yaml
+    sysctls: dict = field(default_factory=dict)  # extra per-namespace sysctls (after the profile's)
+    scale: str | None = None           # campaign scale (quick | paper) the run belongs to
 
     @property
     def paths(self) -> list[str]:
@@ -86,6 +89,7 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
     if prof:
         sysctls.update(prof["sysctl_netns"])
         route_metrics.update(prof.get("route", {}))
+    sysctls.update({k: str(v) for k, v in (spec.sysctls or {}).items() if k not in kernel.GLOBAL_SYSCTLS})
     if spec.mptcp:
         sysctls["net.mptcp.enabled"] = "1"
         if spec.scheduler != "default":
@@ -104,6 +108,7 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         "size_bytes": spec.size_bytes if spec.workload == "http" else None,
         "duration_s": spec.duration_s if spec.workload != "http" else None,
         "repetition": spec.repetition, "order_index": spec.order_index, "seed": spec.seed,
+        "scale": spec.scale, "link_profiles": dict(spec.profile_names),
         "started_at": now_iso(),
     }
     with_err = None

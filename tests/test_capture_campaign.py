@@ -88,7 +88,8 @@ def test_parse_size():
     assert campaign.parse_size(10) == 10
 
 
-@pytest.mark.parametrize("f", sorted((REPO / "capture" / "campaigns").glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("f", sorted(p for p in (REPO / "capture" / "campaigns").glob("*.yaml") if p.name != "profiles.yaml"),
+                         ids=lambda p: p.name)
 def test_shipped_campaigns_valid(f):
     campaign.load(f)
 
