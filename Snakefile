@@ -21,10 +21,13 @@ include: "rules/capture.smk"
 include: "rules/analyze.smk"
 include: "rules/notebooks.smk"
 include: "rules/report.smk"
+include: "rules/findings.smk"
 
 
 rule reproduce_all:
-    """Capture (when possible), analyse every run, render every figure, execute every notebook, write the report."""
+    """Capture (when possible), analyse every run, render every figure, execute every notebook, write the report
+    and the findings table."""
     input:
         rules.report.output,
+        rules.findings.output,
     default_target: True
