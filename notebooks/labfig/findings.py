@@ -106,7 +106,8 @@ def path_settings(meta_json: str | None) -> dict[str, dict[str, float | None]]:
             rtt = None
         rate = down.get("rate_mbit", prof.get("rate_mbit"))
         out[name] = {"rtt_ms": rtt, "loss": _loss_of(down.get("loss", prof.get("loss"))),
-                     "rate_mbit": float(rate) if rate is not None else None}
+                     "rate_mbit": float(rate) if rate is not None else None,
+                     "outages": bool(down.get("outages") or up.get("outages") or prof.get("outages"))}
     return out
 
 
@@ -196,6 +197,7 @@ _FACT_SCHEMA = {
     "app_packets": pl.Int64, "paper": pl.Utf8, "rtt_wifi_ms": pl.Float64, "rtt_cell_ms": pl.Float64,
     "loss_wifi": pl.Float64, "loss_cell": pl.Float64, "rate_wifi_mbit": pl.Float64,
     "rate_cell_mbit": pl.Float64, "buffer_bytes": pl.Float64, "goodput_mbit": pl.Float64,
+    "outages": pl.Boolean,
 }
 
 
@@ -222,6 +224,7 @@ def run_facts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
             "loss_wifi": wifi.get("loss"), "loss_cell": cell.get("loss"),
             "rate_wifi_mbit": wifi.get("rate_mbit"), "rate_cell_mbit": cell.get("rate_mbit"),
             "buffer_bytes": buffer_of(meta_json, r["scenario"]),
+            "outages": any(p.get("outages") for p in paths.values()),
             "goodput_mbit": 8 * size / dt / 1e6 if size and dt and dt > 0 else None,
         })
     return pl.DataFrame(rows, schema=_FACT_SCHEMA)
@@ -278,7 +281,8 @@ def _f(x, d=2) -> str:
 
 
 def _runs(f: pl.DataFrame, paper: str) -> pl.DataFrame:
-    return f.filter(pl.col("paper") == paper)
+    """One paper's runs, without handover runs (links taken down on purpose)."""
+    return f.filter((pl.col("paper") == paper) & ~pl.col("outages").fill_null(False))
 
 
 def _http(f: pl.DataFrame) -> pl.DataFrame:
@@ -421,6 +425,23 @@ def chen_wifi_lossier(f: pl.DataFrame) -> Outcome:
                    w.len() + c.len())
 
 
+def chen_mp4_beats_mp2(f: pl.DataFrame) -> Outcome:
+    r = _http(_runs(f, "chen"))
+    parts, used = [], 0
+    for (sc, size), g in r.group_by(["scenario", "size_bytes"]):
+        m2 = _median(g.filter(pl.col("mode") == "MP-2")["download_time_s"])
+        m4 = _median(g.filter(pl.col("mode") == "MP-4")["download_time_s"])
+        if m2 and m4:
+            parts.append((sc, size, m4 / m2))
+            used += g.filter(pl.col("mode").is_in(["MP-2", "MP-4"])).height
+    if not parts:
+        return Outcome(missing="no chen (scenario, size) with both MP-2 and MP-4 download times")
+    largest = max(p[1] for p in parts)
+    v = _median([p[2] for p in parts if p[1] == largest])
+    return Outcome(v, v < 1.0, "MP-4 ÷ MP-2 median download time: "
+                   + "; ".join(f"{s} {_size(z)} {x:.2f}" for s, z, x in sorted(parts)), used)
+
+
 # CS244 / Raiciu -------------------------------------------------------------------
 
 def cs244_grows_and_beats(f: pl.DataFrame) -> Outcome:
@@ -441,6 +462,16 @@ def cs244_grows_and_beats(f: pl.DataFrame) -> Outcome:
     detail += (f"; MPTCP {mp_bufs[0] / 1000:.0f} KB → {mp_bufs[-1] / 1000:.0f} KB: "
                + " → ".join(f"{g[('MP-2', x)]:.2f}" for x in mp_bufs) + f" Mbit/s (×{grow:.2f})")
     return Outcome(beat, beat > 1.0 and grow >= 0.95, detail, r.height)
+
+
+def cs244_3g_low(f: pl.DataFrame) -> Outcome:
+    r = _runs(f, "cs244").filter((pl.col("mode") == "SP-lte") & pl.col("goodput_mbit").is_not_null())
+    if not r.height:
+        return Outcome(missing="no cs244 TCP-over-3G (SP-lte) runs with a goodput")
+    v = r["goodput_mbit"].max()
+    return Outcome(v, v <= 1.0, "TCP-3G goodput per buffer: " + ", ".join(
+        f"{(b or 0) / 1000:.0f} KB {x:.2f}" for b, x in sorted(
+            (b, _mean(g["goodput_mbit"])) for (b,), g in r.group_by(["buffer_bytes"]))) + " Mbit/s", r.height)
 
 
 # Deng et al., IMC 2014 ------------------------------------------------------------
@@ -653,6 +684,14 @@ CLAIMS: list[Claim] = [
           "agree if WiFi's measured loss rate (server trace) exceeds LTE's",
           True, "our LTE queue overflows in slow start (drop-tail buffer), counted as loss like the paper's",
           chen_wifi_lossier),
+    Claim("chen-mp4-beats-mp2", "chen",
+          "when file size increases, 4-path MPTCP performs better than 2-path MPTCP",
+          "§4.1, Fig. 4; §4.2, Fig. 9", "< 1 (MP-4 faster, more so for larger files)",
+          "MP-4 ÷ MP-2 median download time at the largest size",
+          "agree if < 1.0 at the largest size", False,
+          "our 4 paths are 2 subflows per emulated link sharing one bottleneck; the paper's used two server "
+          "interfaces on different subnets",
+          chen_mp4_beats_mp2),
     Claim("cs244-grows-and-beats", "cs244",
           "we were still able to see how MPTCP was able to achieve increasing performance with larger buffers "
           "as described in the original paper as well as how it was able to consistently outperform TCP",
@@ -663,6 +702,12 @@ CLAIMS: list[Claim] = [
           "≥ 0.95 × that at the smallest buffer",
           False, f"{NO_COUPLED}; 2-3 % random loss keeps each 2 Mbit/s path loss-limited whatever the buffer",
           cs244_grows_and_beats),
+    Claim("cs244-3g-low", "cs244",
+          "in ours TCP over 3G never seems to get much higher than 0.5Mbps throughput, even with large buffers",
+          "CS244 §Results, Fig. 3, 4", "≤ 0.5 Mbit/s (CS244); ≈ 1.2-2 Mbit/s (Raiciu's real 3G)",
+          "highest TCP-3G goodput (Mbit/s)", "agree with CS244 if ≤ 1.0 Mbit/s at every buffer", True,
+          "a 2 Mbit/s, 152 ms, 2 % loss path: Padhye's model gives ≈ 0.7 Mbit/s; more means less loss than configured",
+          cs244_3g_low),
     Claim("deng-primary-short", "deng",
           "using different networks for the primary subflow has the greatest effect on smaller flow sizes",
           "§3.4, Fig. 8 (and Fig. 14)", "60 % (10 KB) − 28 % (1 MB) = 32 points",
@@ -751,6 +796,20 @@ def findings(db: str | Path | duckdb.DuckDBPyConnection, paper: str | None = Non
         if con is not db:
             con.close()
     return out
+
+
+def verdict_lines(table: pl.DataFrame) -> str:
+    """Markdown: one line per finding saying whether ours agree, and why not when they do not."""
+    out = []
+    for r in table.iter_rows(named=True):
+        ours = "–" if r["our_value"] is None else f"{r['our_value']:.3g}"
+        line = (f"- **{r['verdict']}** — *“{r['claim']}”* ({r['source']}). Paper: {r['paper_value']}; "
+                f"ours: {ours} ({r['unit']}); rule: {r['tolerance']}.")
+        if r["reason"]:
+            line += f" Why: {r['reason']}."
+        line += " Expected to reproduce run to run." if r["stable"] else " Not expected to be stable run to run."
+        out.append(line)
+    return "\n".join(out) if out else "_no findings defined for this paper_"
 
 
 def write_csv(table: pl.DataFrame, out: str | Path) -> Path:
