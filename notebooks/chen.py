@@ -37,7 +37,7 @@ os.environ["MPTCP_LAB_NOTEBOOK"] = "chen"
 import polars as pl
 from IPython.display import Markdown, display
 
-from labfig import Finding, findings_table, query, render, runs_of
+from labfig import query, render, runs_of
 from labfig.charts import boxplot, ccdf_chart
 from labfig.compare import fmt_mean_se
 from labfig.db import SIZE_LABEL_SQL, ccdf_sql, mean_se_sql, quantiles_sql
@@ -234,68 +234,17 @@ table6 = PAPER_T6.join(ours_t6, on=["path", "metric", "size"], how="full", coale
 table6
 
 # %% [markdown]
-# ## Findings: the paper's and ours
+# ## Findings: the paper's claims and ours
+# Each claim is one computation in `labfig/findings.py`, the same definition that
+# writes `results/findings.csv` (Snakemake rule `findings`): the paper's words and
+# number, ours, the tolerance that decides the verdict (agree / disagree / no data),
+# why we differ when we do, and whether the verdict is expected to hold run to run.
 
 # %%
-def med(df, config_prefix, size=None):
-    d = df.filter(pl.col("config").str.starts_with(config_prefix))
-    if size is not None:
-        d = d.filter(pl.col("size") == size)
-    return d["median"].median() if d.height else None
+from labfig.db import connect
+from labfig.findings import findings, verdict_lines
 
-
-findings = []
-small = SIZE_ORDER[0] if SIZE_ORDER else None
-if dl.height and small:
-    sp_w, sp_l, mp = med(dl, "SP-wifi", small), med(dl, "SP-lte", small), med(dl, "MP", small)
-    ok = None if None in (sp_w, sp_l) else sp_w <= sp_l
-    findings.append(Finding(
-        "For the smallest files single-path WiFi (lowest RTT) is fastest; LTE's larger RTT dominates",
-        "§4.1.1, Fig. 4", f"{small}: median SP-wifi {sp_w}, SP-lte {sp_l}, MP {mp} s", ok,
-        "" if ok in (True, None) else "our emulated WiFi/LTE RTT ratio differs from the paper's links"))
-    rows = []
-    for s in SIZE_ORDER:
-        best_sp = min(x for x in (med(dl, "SP-wifi", s), med(dl, "SP-lte", s)) if x is not None) \
-            if (med(dl, "SP-wifi", s) or med(dl, "SP-lte", s)) else None
-        m = med(dl, "MP-2", s)
-        if best_sp and m:
-            rows.append(m <= 1.25 * best_sp)
-    findings.append(Finding(
-        "MPTCP's download time is about that of the best single path (within 25 %), sometimes better",
-        "§4, Fig. 2", f"MP-2 within 25 % of the best SP for {sum(rows)} of {len(rows)} sizes",
-        (sum(rows) >= len(rows) / 2) if rows else None,
-        "" if not rows or sum(rows) >= len(rows) / 2 else "see the per-size box plots"))
-    m2, m4 = med(dl, "MP-2", SIZE_ORDER[-1]), med(dl, "MP-4", SIZE_ORDER[-1])
-    findings.append(Finding(
-        "4-path MPTCP outperforms 2-path MPTCP, more so for larger files", "§4.1.1, §4.2, Fig. 4/9",
-        f"{SIZE_ORDER[-1]}: median MP-2 {m2}, MP-4 {m4} s", None if None in (m2, m4) else m4 <= m2,
-        "" if None in (m2, m4) or m4 <= m2 else "two subflows per emulated link share one bottleneck here, "
-        "whereas the paper's 4 paths used distinct WiFi APs/cellular links"))
-else:
-    findings.append(Finding("Download-time findings (Fig. 2/4/9)", "§4", "no chen runs", None))
-if share.height:
-    by_size = share.group_by("size_bytes").agg(pl.col("median").mean()).sort("size_bytes")
-    inc = by_size["median"].to_list()
-    findings.append(Finding(
-        "The cellular share grows with file size and exceeds 50 % for large files (≥ 4 MB)",
-        "§4.1.1, §4.2, Fig. 5/10", "median cellular share by size: " + ", ".join(f"{v:.0f} %" for v in inc),
-        inc[-1] >= inc[0] and inc[-1] > 50 if inc else None,
-        "" if inc and inc[-1] > 50 else "our emulated WiFi is less lossy relative to LTE than Comcast WiFi was"))
-else:
-    findings.append(Finding("Cellular share findings (Fig. 3/5/10)", "§4", "no MPTCP runs", None))
-if table_sp["our connections"].drop_nulls().len():
-    w = ours_sp.filter(pl.col("path") == "wifi")
-    l_ = ours_sp.filter(pl.col("path") != "wifi")
-    if w.height and l_.height:
-        findings.append(Finding("WiFi is lossier than LTE (≈1.6–2 % vs ≈0 %)", "Tables 3, 5",
-                                f"loss WiFi {w['loss_pct'].mean():.2f} %, LTE {l_['loss_pct'].mean():.2f} %",
-                                w["loss_pct"].mean() > l_["loss_pct"].mean()))
-        findings.append(Finding("WiFi RTT is lower than LTE RTT", "Tables 3, 5, Fig. 12",
-                                f"RTT WiFi {w['rtt_ms'].mean():.1f} ms, LTE {l_['rtt_ms'].mean():.1f} ms",
-                                w["rtt_ms"].mean() < l_["rtt_ms"].mean()))
-if ofo_ccdf.height:
-    frac = query(f"SELECT avg((ofo_delay_ms > 0)::INT) AS f FROM ofo_samples WHERE run_id IN ({RUNS})")["f"][0]
-    findings.append(Finding("With AT&T LTE + WiFi, about 75 % of packets arrive in order", "§5.2, Fig. 13",
-                            f"{100 * (1 - frac):.0f} % of packets in order", abs((1 - frac) - 0.75) < 0.15,
-                            "" if abs((1 - frac) - 0.75) < 0.15 else "reordering depends on the emulated RTT gap"))
-findings_table(findings)
+FINDINGS = findings(connect(DB), paper="chen")
+display(Markdown(verdict_lines(FINDINGS)))
+FINDINGS.select("claim", "source", "paper_value", "our_value", "unit", "tolerance", "verdict", "reason",
+                "stable", "detail")

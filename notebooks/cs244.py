@@ -32,8 +32,9 @@ os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
 os.environ["MPTCP_LAB_NOTEBOOK"] = "cs244"
 import altair as alt
 import polars as pl
+from IPython.display import Markdown, display
 
-from labfig import Finding, findings_table, query, render, runs_of
+from labfig import query, render, runs_of
 from labfig.db import BUFFER_SQL
 
 RUNS = runs_of("cs244")
@@ -89,23 +90,18 @@ ours = (goodput.group_by("configuration")
         .select("configuration", "ours (Mbit/s)"))
 PAPER.join(ours, on="configuration", how="left")
 
+# %% [markdown]
+# ## Findings: the paper's claims and ours
+# Each claim is one computation in `labfig/findings.py`, the same definition that
+# writes `results/findings.csv` (Snakemake rule `findings`): the paper's words and
+# number, ours, the tolerance that decides the verdict (agree / disagree / no data),
+# why we differ when we do, and whether the verdict is expected to hold run to run.
+
 # %%
-def at(cfg, which):
-    d = goodput.filter(pl.col("configuration") == cfg).sort("buffer_kb")
-    return None if d.is_empty() else d["mbps"][0 if which == "first" else -1]
+from labfig.db import connect
+from labfig.findings import findings, verdict_lines
 
-
-mp_hi, w_hi, g_hi = at("MPTCP", "last"), at("TCP-WiFi", "last"), at("TCP-3G", "last")
-mp_lo = at("MPTCP", "first")
-findings = [
-    Finding("MPTCP outperforms TCP on either interface at large buffers", "Raiciu Fig. 9; CS244 §Results",
-            f"at the largest buffer: MPTCP {mp_hi}, WiFi {w_hi}, 3G {g_hi} Mbit/s",
-            None if None in (mp_hi, w_hi, g_hi) else mp_hi > max(w_hi, g_hi),
-            "" if None in (mp_hi, w_hi, g_hi) or mp_hi > max(w_hi, g_hi) else
-            "at 2–3 % random loss a 2 Mbit/s link is loss-limited; MPTCP's coupled increase gains little"),
-    Finding("MPTCP goodput grows with buffer size", "Raiciu Fig. 9", f"MPTCP {mp_lo} → {mp_hi} Mbit/s",
-            None if None in (mp_lo, mp_hi) else mp_hi >= mp_lo),
-    Finding("TCP over 3G stays well below 2 Mbit/s (CS244: ≤0.5 Mbit/s; loss + 150 ms RTT)", "CS244 Fig. 3/4",
-            f"3G at largest buffer: {g_hi} Mbit/s", None if g_hi is None else g_hi < 1.5),
-]
-findings_table(findings)
+FINDINGS = findings(connect(DB), paper="cs244")
+display(Markdown(verdict_lines(FINDINGS)))
+FINDINGS.select("claim", "source", "paper_value", "our_value", "unit", "tolerance", "verdict", "reason",
+                "stable", "detail")

@@ -32,8 +32,9 @@ os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
 os.environ["MPTCP_LAB_NOTEBOOK"] = "deng"
 import altair as alt
 import polars as pl
+from IPython.display import Markdown, display
 
-from labfig import Finding, findings_table, query, render, runs_of
+from labfig import query, render, runs_of
 from labfig.db import SIZE_LABEL_SQL, cdf_sql
 
 RUNS = runs_of("deng")
@@ -129,20 +130,18 @@ PAPER = pl.DataFrame({"size": ["10 KB", "100 KB", "1 MB"], "paper median (%)": [
 cmp = PAPER.join(medians.select("size", "ours_pct", "pairs"), on="size", how="left")
 cmp
 
+# %% [markdown]
+# ## Findings: the paper's claims and ours
+# Each claim is one computation in `labfig/findings.py`, the same definition that
+# writes `results/findings.csv` (Snakemake rule `findings`): the paper's words and
+# number, ours, the tolerance that decides the verdict (agree / disagree / no data),
+# why we differ when we do, and whether the verdict is expected to hold run to run.
+
 # %%
-m = medians.sort("size_bytes")["ours_pct"].to_list()
-findings = [
-    Finding("The primary-path choice matters more for small flows: median relative difference falls with size "
-            "(60 % → 49 % → 28 %)", "§3.4, Fig. 8", "medians: " + ", ".join(f"{v:.0f} %" for v in m),
-            (m[0] > m[-1]) if len(m) >= 2 else None,
-            "" if len(m) < 2 or m[0] > m[-1] else "emulated paths have stable rates; the paper's were live networks"),
-]
-if not timeline.is_empty():
-    fin = timeline.sort("time_s").group_by("scenario", "primary_choice", "series").agg(pl.col("mbps").last())
-    tot = fin.filter(pl.col("series") == "MPTCP (total)")
-    findings.append(Finding("Using the faster network for the primary subflow gives higher MPTCP throughput",
-                            "§3.4.1, Fig. 9/10",
-                            "; ".join(f"{r['scenario']} {r['primary_choice']}: {r['mbps']:.2f} Mbit/s"
-                                      for r in tot.sort("scenario", "primary_choice").iter_rows(named=True)),
-                            None, "judge from the timeline panels: which path is faster is per scenario"))
-findings_table(findings)
+from labfig.db import connect
+from labfig.findings import findings, verdict_lines
+
+FINDINGS = findings(connect(DB), paper="deng")
+display(Markdown(verdict_lines(FINDINGS)))
+FINDINGS.select("claim", "source", "paper_value", "our_value", "unit", "tolerance", "verdict", "reason",
+                "stable", "detail")

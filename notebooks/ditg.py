@@ -32,8 +32,9 @@ os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
 os.environ["MPTCP_LAB_NOTEBOOK"] = "ditg"
 import altair as alt
 import polars as pl
+from IPython.display import Markdown, display
 
-from labfig import Finding, findings_table, query, render, runs_of
+from labfig import query, render, runs_of
 from labfig.db import path_loss_sql, path_rtt_sql
 
 RUNS = runs_of("ditg")
@@ -138,17 +139,18 @@ ours = pl.DataFrame({
 cmp = PAPER.join(ours, on="app")
 cmp
 
+# %% [markdown]
+# ## Findings: the paper's claims and ours
+# Each claim is one computation in `labfig/findings.py`, the same definition that
+# writes `results/findings.csv` (Snakemake rule `findings`): the paper's words and
+# number, ours, the tolerance that decides the verdict (agree / disagree / no data),
+# why we differ when we do, and whether the verdict is expected to hold run to run.
+
 # %%
-s_nf, a_nf = cmp["ours: symmetric"][0], cmp["ours: asymmetric (largest P2 RTT)"][0]
-s_docs = cmp["ours: symmetric"][2]
-findings_table([
-    Finding("MPTCP reduces Netflix latency over symmetric loss-free paths by 40–50 %", "§IV, Fig. 3",
-            f"{s_nf:+.0f} %" if s_nf is not None else "–", None if s_nf is None else s_nf < -20,
-            "" if s_nf is None or s_nf < -20 else "at 100 Mbit/s our queues stay short; the gain comes from "
-            "spreading bursts, which needs cwnd-limited traffic"),
-    Finding("Google Docs (sparse ≈400 B packets) sees no difference", "§IV, Fig. 3",
-            f"{s_docs:+.0f} %" if s_docs is not None else "–", None if s_docs is None else abs(s_docs) < 15),
-    Finding("A much longer RTT on P2 makes MPTCP latency far worse than TCP's (shortest-RTT-first scheduler)",
-            "§IV, Fig. 4", f"Netflix {a_nf:+.0f} %" if a_nf is not None else "–",
-            None if a_nf is None else a_nf > 0),
-])
+from labfig.db import connect
+from labfig.findings import findings, verdict_lines
+
+FINDINGS = findings(connect(DB), paper="ditg")
+display(Markdown(verdict_lines(FINDINGS)))
+FINDINGS.select("claim", "source", "paper_value", "our_value", "unit", "tolerance", "verdict", "reason",
+                "stable", "detail")

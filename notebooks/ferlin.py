@@ -32,8 +32,9 @@ os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
 os.environ["MPTCP_LAB_NOTEBOOK"] = "ferlin"
 import altair as alt
 import polars as pl
+from IPython.display import Markdown, display
 
-from labfig import Finding, findings_table, query, render, runs_of
+from labfig import query, render, runs_of
 from labfig.db import cdf_sql
 
 RUNS = runs_of("ferlin")
@@ -89,23 +90,18 @@ cmp = (PAPER.join(contrib.select("scenario", pl.col("mean").alias("ours contribu
        .join(mean_ct, on="scenario", how="left"))
 cmp
 
+# %% [markdown]
+# ## Findings: the paper's claims and ours
+# Each claim is one computation in `labfig/findings.py`, the same definition that
+# writes `results/findings.csv` (Snakemake rule `findings`): the paper's words and
+# number, ours, the tolerance that decides the verdict (agree / disagree / no data),
+# why we differ when we do, and whether the verdict is expected to hold run to run.
+
 # %%
-def val(scen, col):
-    d = cmp.filter(pl.col("scenario") == scen)[col]
-    return d[0] if d.len() else None
+from labfig.db import connect
+from labfig.findings import findings, verdict_lines
 
-
-c2w, c3w, c23 = val("2G+WLAN", "ours contribution"), val("3G+WLAN", "ours contribution"), val("2G+3G", "ours contribution")
-findings_table([
-    Finding("A 3G path contributes much more relative to WLAN than a 2G path does (0.857 vs 0.27)",
-            "Table I, Fig. 9", f"3G/WLAN {c3w}, 2G/WLAN {c2w}",
-            None if None in (c2w, c3w) else c3w > c2w),
-    Finding("2G contributes little next to 3G (0.074)", "Table I, Fig. 9(c)", f"2G/3G {c23}",
-            None if c23 is None else c23 < 0.2,
-            "" if c23 is None or c23 < 0.2 else "our emulated 2G is faster relative to 3G than the paper's UMTS/EDGE"),
-    Finding("Completion time is longest when a 2G path is involved (HOL blocking)", "§VI-B, Fig. 7",
-            "; ".join(f"{r['scenario']}: {r['ours_completion_s']:.1f} s" for r in mean_ct.iter_rows(named=True)) or "–",
-            None if mean_ct.is_empty() or val("3G+WLAN", "ours_completion_s") is None else
-            val("3G+WLAN", "ours_completion_s") <= min(x for x in (val("2G+WLAN", "ours_completion_s"),
-                                                                   val("2G+3G", "ours_completion_s")) if x is not None)),
-])
+FINDINGS = findings(connect(DB), paper="ferlin")
+display(Markdown(verdict_lines(FINDINGS)))
+FINDINGS.select("claim", "source", "paper_value", "our_value", "unit", "tolerance", "verdict", "reason",
+                "stable", "detail")
