@@ -20,17 +20,17 @@ rule run_tables:
 
 
 rule load_db:
-    """All per-run tables -> the single DuckDB file the notebooks read."""
+    """All per-run tables (+ data/reference when not capturing) -> the single DuckDB file the notebooks read."""
     input:
-        lambda wc: table_files(all_run_dirs(wc)),
+        db_table_files,
     output:
         DB,
     log:
         f"{RESULTS}/logs/load.log",
     params:
         py=PY,
-        dirs=lambda wc: " ".join(f"{TABLE_DIR}/{d}" for d in all_run_dirs(wc)),
-        empty_db=workflow.source_path("scripts/empty_db.py"),
+        dirs=lambda wc: " ".join(db_table_dirs(wc)),
+        empty_db=os.path.join(SCRIPT_DIR, "empty_db.py"),
     conda:
         "../environment.yml"
     shell:

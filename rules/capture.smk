@@ -18,7 +18,7 @@ checkpoint capture_campaign:
     conda:
         "../environment.yml"
     shell:
-        "MPTCP_LAB_SCALE={params.scale} {params.py} -m capture run {input.yaml} --out {params.out} > {log} 2>&1"
+        "{params.py} -m capture run {input.yaml} --scale {params.scale} --out {params.out} --no-progress > {log} 2>&1"
 
 
 if CAPTURE:

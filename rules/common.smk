@@ -17,6 +17,12 @@ NOTEBOOK_DIR = f"{RESULTS}/notebooks"
 REPORT_DIR = f"{RESULTS}/report"
 NOTEBOOKS = config["notebooks"]
 TABLE_NAMES = list(TABLES)
+# Helper scripts by a stable path: workflow.source_path() hands out a new temporary
+# copy per invocation, and as a rule param that made load_db re-run every time.
+SCRIPT_DIR = os.path.join(workflow.current_basedir, "scripts")
+# Committed per-campaign tables of the quick-scale captures (data/reference/README.md):
+# analysed together with the samples when this machine does not capture.
+REFERENCE_DIR = config.get("reference_dir", "data/reference")
 
 # A run folder is any directory holding meta.json; its key is its path relative to
 # the repository (e.g. data/samples/chen-mp2-64k-r1), so user folders work too.
@@ -83,7 +89,8 @@ def decide_capture():
         raise WorkflowError("capture=true but this machine cannot capture: " + "; ".join(why))
     # auto: say so once and go on from the committed samples.
     print(
-        f"note: not capturing ({'; '.join(why)}); analysing {config['samples_dir']} instead",
+        f"note: not capturing ({'; '.join(why)}); analysing {config['samples_dir']}"
+        f" and the reference tables in {config.get('reference_dir', 'data/reference')} instead",
         file=sys.stderr,
     )
     return False
@@ -103,6 +110,31 @@ def previous_campaign(wildcards):
     """Serialise campaigns: each waits for the one before it."""
     i = CAMPAIGNS.index(wildcards.campaign)
     return [f"{RESULTS}/capture/{CAMPAIGNS[i - 1]}.done"] if i else []
+
+
+def reference_table_dirs():
+    """Folders of committed reference tables (<reference_dir>/<campaign>/<table>.parquet)."""
+    root = Path(REFERENCE_DIR)
+    if not root.is_dir():
+        return []
+    return sorted(str(d) for d in root.iterdir()
+                  if d.is_dir() and all((d / f"{t}.parquet").is_file() for t in TABLE_NAMES))
+
+
+def db_table_dirs(wildcards=None):
+    """Every per-run table folder the DuckDB file is built from: the analysed run
+    folders, plus the reference tables when this machine does not capture."""
+    dirs = [f"{TABLE_DIR}/{d}" for d in all_run_dirs(wildcards)]
+    if not CAPTURE:
+        dirs += reference_table_dirs()
+    return dirs
+
+
+def db_table_files(wildcards=None):
+    files = table_files(all_run_dirs(wildcards))
+    if not CAPTURE:
+        files += [f"{d}/{t}.parquet" for d in reference_table_dirs() for t in TABLE_NAMES]
+    return files
 
 
 def all_run_dirs(wildcards=None):

@@ -1,0 +1,132 @@
+"""Build the committed reference tables (data/reference/) from analysed runs.
+
+    python -m capture reference TABLE_ROOT [TABLE_ROOT ...] --out data/reference
+
+TABLE_ROOT holds per-run table folders (``<run>/<table>.parquet``, as written by
+``python -m pipeline tables RUN_DIR --out DIR`` or the workflow's results/tables/...),
+at any depth. The runs are grouped by ``runs.campaign`` and written as one folder per
+campaign with one Parquet file per table (the layout ``python -m pipeline load`` and
+the workflow's ``load_db`` read), compressed with zstd. To stay small:
+
+* ``rtt_samples``, ``ofo_samples`` and ``app_latency``: a run (per table) with more than
+  ``--cap`` rows keeps every k-th row, k = ceil(rows / cap), in the order of
+  (trace, conn_id, subflow_id, frame) (app_latency: (flow, seq)); every run keeps at
+  least its first row of each subflow. A systematic sample in time order keeps the
+  shape of distributions (CCDFs) and of time series, but sums over the rows (e.g. bytes
+  per subflow from ofo_samples) shrink by about k: use ``subflows``/``connections`` for
+  totals. ``thinning.parquet`` lists k per run and table.
+* ``link_truth`` (the emulator's per-packet log): not kept (an empty table, so the
+  schema is complete); ``link_truth_summary.parquet`` has per run, path and direction
+  the packet count, drops by reason and the mean/p50/p99/max time in the emulator.
+* ``runs.meta_json`` is kept whole (the notebooks read configured RTT/loss/buffer from it).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import polars as pl
+
+THINNED = {"rtt_samples": ["trace", "conn_id", "subflow_id", "frame"],
+           "ofo_samples": ["trace", "conn_id", "subflow_id", "frame"],
+           "app_latency": ["flow", "seq"]}
+DEFAULT_CAP = 4000
+
+
+def find_run_table_dirs(roots: list[str | Path]) -> list[Path]:
+    out = set()
+    for r in roots:
+        r = Path(r)
+        out |= {p.parent for p in r.rglob("runs.parquet")}
+    return sorted(out)
+
+
+def thin(df: pl.DataFrame, order: list[str], cap: int) -> tuple[pl.DataFrame, int]:
+    """Every k-th row (k = ceil(n / cap)) in ``order``; k = 1 when n <= cap."""
+    n = df.height
+    if n <= cap:
+        return df, 1
+    k = math.ceil(n / cap)
+    df = df.sort(order).with_row_index("_i")
+    group = [c for c in ("trace", "conn_id", "subflow_id", "flow") if c in df.columns]
+    first = pl.col("_i") == pl.col("_i").min().over(group) if group else pl.lit(False)
+    return df.filter((pl.col("_i") % k == 0) | first).drop("_i"), k
+
+
+def link_summary(lt: pl.DataFrame) -> pl.DataFrame:
+    if lt.is_empty():
+        return pl.DataFrame(schema={"run_id": pl.Utf8, "path": pl.Utf8, "direction": pl.Utf8})
+    d = lt.with_columns(((pl.col("departure_s") - pl.col("arrival_s")) * 1000).alias("sojourn_ms"))
+    return (d.group_by("run_id", "path", "direction")
+            .agg(pl.len().alias("packets"),
+                 pl.col("size_bytes").sum().alias("bytes"),
+                 pl.col("dropped").sum().alias("dropped"),
+                 (pl.col("reason") == "loss").sum().alias("dropped_loss"),
+                 (pl.col("reason") == "queue").sum().alias("dropped_queue"),
+                 (pl.col("reason") == "outage").sum().alias("dropped_outage"),
+                 pl.col("sojourn_ms").mean().alias("sojourn_mean_ms"),
+                 pl.col("sojourn_ms").median().alias("sojourn_p50_ms"),
+                 pl.col("sojourn_ms").quantile(0.99).alias("sojourn_p99_ms"),
+                 pl.col("sojourn_ms").max().alias("sojourn_max_ms"))
+            .sort("run_id", "path", "direction"))
+
+
+def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> dict:
+    from pipeline import schema
+    from pipeline.store import read_tables
+
+    out = Path(out)
+    dirs = find_run_table_dirs(roots)
+    by_campaign: dict[str, list[dict[str, pl.DataFrame]]] = {}
+    thinning, summaries = [], []
+    for d in dirs:
+        t = read_tables(d)
+        if t["runs"].is_empty():
+            continue
+        campaign = t["runs"]["campaign"][0] or "unknown"
+        run_id = t["runs"]["run_id"][0]
+        for name, order in THINNED.items():
+            t[name], k = thin(t[name], order, cap)
+            if k > 1:
+                thinning.append({"run_id": run_id, "table": name, "keep_every": k})
+        summaries.append(link_summary(t["link_truth"]))
+        t["link_truth"] = schema.empty("link_truth")
+        by_campaign.setdefault(campaign, []).append(t)
+    for c in by_campaign:
+        if (out / c).exists():
+            shutil.rmtree(out / c)
+    out.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for c, parts in sorted(by_campaign.items()):
+        (out / c).mkdir()
+        for name in schema.TABLES:
+            df = schema.conform(name, pl.concat([p[name] for p in parts], how="vertical_relaxed"))
+            df.write_parquet(out / c / f"{name}.parquet", compression="zstd", compression_level=19)
+        counts[c] = len(parts)
+    pl.DataFrame(thinning, schema={"run_id": pl.Utf8, "table": pl.Utf8, "keep_every": pl.Int64}) \
+        .write_parquet(out / "thinning.parquet", compression="zstd")
+    summ = [s for s in summaries if s.height]
+    (pl.concat(summ, how="vertical_relaxed") if summ else link_summary(schema.empty("link_truth"))) \
+        .write_parquet(out / "link_truth_summary.parquet", compression="zstd")
+    return counts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m capture reference", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("roots", nargs="+", help="folders holding per-run table folders")
+    ap.add_argument("--out", default="data/reference")
+    ap.add_argument("--cap", type=int, default=DEFAULT_CAP, help="max rows per run of the sample tables")
+    a = ap.parse_args(argv)
+    counts = build(a.roots, a.out, a.cap)
+    size = sum(p.stat().st_size for p in Path(a.out).rglob("*.parquet"))
+    print(f"{a.out}: {sum(counts.values())} runs ({', '.join(f'{c} {n}' for c, n in counts.items())}), "
+          f"{size / 1e6:.1f} MB")
+    return 0 if counts else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
