@@ -47,30 +47,17 @@ def find_subflows(p: pl.DataFrame) -> pl.DataFrame:
     is_syn = pl.col("syn") & ~pl.col("ackf")
     is_synack = pl.col("syn") & pl.col("ackf")
 
-    def first_where(cond: pl.Expr, col: str, name: str) -> pl.Expr:
-        return pl.col(col).filter(cond).first().alias(name)
-
+    # What the SYN ("syn_*") and the SYN/ACK ("sa_*") of each stream said.
+    handshake = [
+        pl.col(col).filter(cond).first().alias(f"{prefix}_{col}")
+        for prefix, cond in (("syn", is_syn), ("sa", is_synack))
+        for col in ("time_s", "src", "sport", "dst", "dport", "seq", "mpc", "join", "mp_recvtok", "mp_backup")
+    ] + [
+        pl.col("mp_version").filter(cond & pl.col("mpc")).first().alias(f"{prefix}_version")
+        for prefix, cond in (("syn", is_syn), ("sa", is_synack))
+    ]
     g = p.group_by("stream").agg(
-        first_where(is_syn, "time_s", "t_syn"),
-        first_where(is_syn, "src", "syn_src"),
-        first_where(is_syn, "sport", "syn_sport"),
-        first_where(is_syn, "dst", "syn_dst"),
-        first_where(is_syn, "dport", "syn_dport"),
-        first_where(is_syn, "seq", "syn_seq"),
-        first_where(is_syn, "mpc", "syn_mpc"),
-        first_where(is_syn, "join", "syn_join"),
-        first_where(is_syn, "mp_recvtok", "join_token"),
-        first_where(is_syn, "mp_backup", "syn_backup"),
-        first_where(is_syn & pl.col("mpc"), "mp_version", "syn_version"),
-        first_where(is_synack, "time_s", "t_synack"),
-        first_where(is_synack, "src", "sa_src"),
-        first_where(is_synack, "sport", "sa_sport"),
-        first_where(is_synack, "dst", "sa_dst"),
-        first_where(is_synack, "dport", "sa_dport"),
-        first_where(is_synack, "seq", "sa_seq"),
-        first_where(is_synack, "mpc", "sa_mpc"),
-        first_where(is_synack, "join", "sa_join"),
-        first_where(is_synack & pl.col("mpc"), "mp_version", "sa_version"),
+        *handshake,
         pl.col("src").first().alias("any_src"),
         pl.col("sport").first().alias("any_sport"),
         pl.col("dst").first().alias("any_dst"),
@@ -88,7 +75,9 @@ def find_subflows(p: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("src").first().alias("big_src"), pl.col("sport").first().alias("big_sport"),
              pl.len().alias("n_senders"))
     )
-    g = g.join(by_sender, on="stream", how="left")
+    g = g.join(by_sender, on="stream", how="left").rename(
+        {"syn_time_s": "t_syn", "sa_time_s": "t_synack", "syn_mp_recvtok": "join_token", "syn_mp_backup": "syn_backup"}
+    )
     g = g.with_columns(
         handshake_captured=pl.col("t_syn").is_not_null(),
         server_addr=pl.coalesce("syn_dst", "sa_src", "big_src"),
