@@ -12,6 +12,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -139,3 +140,50 @@ def test_payload_and_frames_match_tshark_statistics(ours, pcap):
     conv_frames = sum(int(ln.split("<->")[1].split()[7]) for ln in out.splitlines() if "<->" in ln)
     ts = tshark_fields(pcap, "frame.number")
     assert conv_frames == ts.height
+
+
+CLIENT_PCAPS = sorted(SAMPLES.glob("*/client.pcap"))
+
+
+def tshark_dsn(pcap):
+    """tshark's own per-packet DSN (mapping DSN + offset; mptcp.analyze_mappings)."""
+    cmd = ["tshark", "-n", "-r", str(pcap), "-o", "mptcp.analyze_mappings:TRUE",
+           "-o", "mptcp.relative_sequence_numbers:FALSE", "-2", "-Y", "tcp.len > 0 && mptcp.rawdsn64",
+           "-T", "fields", "-E", "separator=/t", "-e", "frame.number", "-e", "frame.time_epoch",
+           "-e", "mptcp.rawdsn64", "-e", "tcp.len", "-e", "tcp.srcport"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=ENV, check=True).stdout
+    rows = [ln.split("\t") for ln in out.splitlines() if ln]
+    return pl.DataFrame(
+        {"frame": [int(r[0]) for r in rows], "t": [float(r[1]) for r in rows], "dsn": [int(r[2]) for r in rows],
+         "len": [int(r[3]) for r in rows], "sport": [int(r[4]) for r in rows]},
+        schema={"frame": pl.Int64, "t": pl.Float64, "dsn": pl.UInt64, "len": pl.Int64, "sport": pl.Int64})
+
+
+def brute_force_ofo(t, dsn, length):
+    """In-order time of each packet from a per-byte array of first-arrival times:
+    a packet is in order once every byte before its first byte has arrived."""
+    rel = (dsn - dsn.min()).astype("int64")
+    size = int((rel + length).max())
+    first = np.full(size, np.inf)
+    for ti, s, n in sorted(zip(t, rel, length)):
+        seg = first[s:s + n]
+        np.minimum(seg, ti, out=seg)
+    prefix = np.maximum.accumulate(np.concatenate([[-np.inf], first]))  # prefix[k] = max first[0:k]
+    return np.maximum(t, prefix[rel]) - t
+
+
+@pytest.mark.parametrize("pcap", CLIENT_PCAPS, ids=ids(CLIENT_PCAPS))
+def test_dsn_and_ofo_match_tshark_mappings_and_a_brute_force_reference(pcap):
+    t, _ = tables.analyze_trace(pcap, pcap.parent.name, "client")
+    if t["connections"]["transport"].to_list() != ["mptcp"]:
+        pytest.skip("single-path run: no data sequence numbers")
+    mine = t["ofo_samples"].select(pl.col("frame").cast(pl.Int64), "dsn", "ofo_delay_ms")
+    ts = tshark_dsn(pcap).filter(pl.col("sport") == t["connections"]["server_port"][0])
+    both = mine.join(ts, on="frame", how="full", coalesce=True)
+    assert both.height == mine.height == ts.height, "the same server data packets carry a DSN"
+    assert (both["dsn"] == both["dsn_right"]).all(), "DSNs differ from tshark's mapping analysis"
+    # OFO delay: an independent byte-array computation on tshark's DSNs and times.
+    ref = brute_force_ofo(ts["t"].to_numpy(), ts["dsn"].to_numpy(), ts["len"].to_numpy())
+    got = mine.join(ts.with_columns(ref_ms=pl.Series(ref * 1000.0)), on="frame")
+    assert got["ofo_delay_ms"].to_numpy() == pytest.approx(got["ref_ms"].to_numpy(), abs=1e-3)
+    assert (got["ofo_delay_ms"] > 0).any(), "a two-path download has some out-of-order packets"
