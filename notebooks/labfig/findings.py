@@ -652,7 +652,7 @@ CLAIMS: list[Claim] = [
           "§1 contributions; §4, Fig. 2", "MP ≈ best SP for all sizes and carriers (share 1.0)",
           "share of (scenario, size) groups",
           "agree if MP-2 median download time ≤ 1.25 × the best single path's in ≥ 75 % of groups",
-          True, f"{NO_COUPLED}; upstream's default scheduler and path manager differ from v0.86's",
+          False, f"{NO_COUPLED}; upstream's default scheduler and path manager differ from v0.86's",
           chen_close_to_best),
     Claim("chen-small-wifi-best", "chen",
           "For small flows, i.e., file sizes of 64 KB or smaller, single-path TCP over WiFi performs the best",
