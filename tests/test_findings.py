@@ -217,7 +217,6 @@ def test_all_claims_disagree_on_a_database_built_to_make_them_false(false_table)
     ("cs244-grows-and-beats", 2.5 / 2.0, 1.6 / 2.0),
     ("cs244-3g-low", 0.5, 2.0),
     ("deng-primary-short", 50.0 - 10.0, 10.0 - 50.0),
-    ("deng-mp-worse-short", 0.5, 5.0),         # best MPTCP / best SP throughput at 10 KB
     ("ditg-netflix-symmetric", 50.0, 5.0),     # 1 - 10/20, 1 - 19/20
     ("ditg-asymmetric-raises", 150.0, -100.0 * 1 / 19),  # min over apps: maps 30/12, netflix 18/19
     ("ditg-docs-same", 5.0, 100.0),
