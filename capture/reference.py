@@ -9,7 +9,7 @@ campaign with one Parquet file per table (the layout ``python -m pipeline load``
 the workflow's ``load_db`` read), compressed with zstd. To stay small:
 
 * ``rtt_samples``, ``ofo_samples`` and ``app_latency``: a run (per table) with more than
-  ``--cap`` rows keeps every k-th row, k = ceil(rows / cap), in the order of
+  ``--cap`` rows (default 30000) keeps every k-th row, k = ceil(rows / cap), in the order of
   (trace, conn_id, subflow_id, frame) (app_latency: (flow, seq)); every run keeps at
   least its first row of each subflow. A systematic sample in time order keeps the
   shape of distributions (CCDFs) and of time series, but sums over the rows (e.g. bytes
@@ -33,7 +33,7 @@ import polars as pl
 THINNED = {"rtt_samples": ["trace", "conn_id", "subflow_id", "frame"],
            "ofo_samples": ["trace", "conn_id", "subflow_id", "frame"],
            "app_latency": ["flow", "seq"]}
-DEFAULT_CAP = 4000
+DEFAULT_CAP = 30000
 
 
 def find_run_table_dirs(roots: list[str | Path]) -> list[Path]:
