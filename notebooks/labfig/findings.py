@@ -31,6 +31,12 @@ Columns of the table:
 ``stable``      whether the verdict is expected to come out the same run to run
 ``n_runs``      runs the computation used
 ``detail``      the intermediate numbers (per scenario / size / buffer ...)
+
+``stable`` is a judgement per claim, not computed per run: a claim is stable when its
+margin to the tolerance is large against the run-to-run scatter seen on the quick
+captures (one or two repetitions per point).  ``notebooks/findings.expected.csv``
+holds the verdicts of the stable rows and what they rest on; ``tests/test_findings.py``
+checks them on ``data/reference/`` and on a fresh minimal capture (as root).
 """
 from __future__ import annotations
 
