@@ -1,0 +1,268 @@
+"""The five paper campaigns, the named link profiles, the quick-scale budget and the
+committed reference tables (no captures here: fast, no root needed)."""
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from capture import campaign
+from capture.campaign import CampaignError, estimate_s, expand, load, load_profiles, validate
+
+REPO = Path(__file__).resolve().parent.parent
+CDIR = REPO / "capture" / "campaigns"
+CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+PAPERS = ["chen", "cs244", "deng", "ditg", "ferlin"]
+QUICK_BUDGET_S = 30 * 60
+REFERENCE = REPO / CONFIG.get("reference_dir", "data/reference")
+
+sys.path.insert(0, str(REPO / "notebooks"))
+from labfig.db import PAPER_CAMPAIGNS  # noqa: E402  (the notebooks' campaign regexes)
+
+
+def campaign_file(name, scale):
+    for cand in (f"{name}.{scale}.yaml", f"{name}.yaml"):
+        if (CDIR / cand).exists():
+            return CDIR / cand
+    raise AssertionError(f"no campaign file for {name} at scale {scale}")
+
+
+def test_config_lists_the_five_campaigns():
+    assert CONFIG["campaigns"] == PAPERS
+
+
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+@pytest.mark.parametrize("name", PAPERS)
+def test_campaign_valid_at_scale(name, scale):
+    f = campaign_file(name, scale)
+    doc = load(f, scale)
+    assert doc["name"] == name
+    # the notebooks find the runs by runs.campaign: the name matches its paper's regex only
+    hits = [p for p, rx in PAPER_CAMPAIGNS.items() if re.search(rx, doc["name"])]
+    assert hits == [name]
+    specs = expand(doc, base_dir=f.parent, scale=scale)
+    assert specs and len({s.run_id for s in specs}) == len(specs)
+    assert {s.scale for s in specs} == {scale}
+    assert {s.campaign for s in specs} == {name}
+
+
+def test_paper_scale_keeps_the_papers_repetitions():
+    reps = {n: load(campaign_file(n, "paper"))["scales"]["paper"]["repetitions"] for n in PAPERS}
+    assert reps["chen"] == 20 and reps["ditg"] == 30 and reps["ferlin"] == 50 and reps["deng"] == 10
+
+
+def test_quick_scale_within_budget():
+    total, runs = 0.0, 0
+    for n in PAPERS:
+        f = campaign_file(n, "quick")
+        specs = expand(load(f, "quick"), base_dir=f.parent, scale="quick")
+        runs += len(specs)
+        total += sum(estimate_s(s) for s in specs)
+    assert runs <= 200
+    assert total <= QUICK_BUDGET_S, f"quick scale estimated at {total / 60:.1f} min"
+
+
+def test_estimate_reflects_rate_loss_and_overhead():
+    doc = {"name": "t", "scenarios": {"s": {"wifi": {"rate_mbit": 8, "rtt_ms": 40}, "lte": "cs244-3g"}},
+           "modes": ["SP-wifi", "SP-lte"], "sizes": ["8MB"]}
+    specs = {s.mode: s for s in expand(validate(doc))}
+    wifi, lte = estimate_s(specs["SP-wifi"]), estimate_s(specs["SP-lte"])
+    assert 8 < wifi < 15                      # 8 MB at ~8 Mbit/s + set-up
+    assert lte > wifi                         # 2 Mbit/s and 2 % loss at 152 ms RTT
+
+
+# --- named profiles ------------------------------------------------------------------
+
+def test_profiles_file_valid_and_cited():
+    profs = load_profiles()
+    text = (CDIR / "profiles.yaml").read_text()
+    for prefix in ("chen-", "cs244-", "deng-", "ditg-", "ferlin-"):
+        assert any(n.startswith(prefix) for n in profs), prefix
+    # every profile is preceded by a comment (its source in the paper)
+    lines = text.splitlines()
+    for name in profs:
+        i = next(k for k, line in enumerate(lines) if line.startswith(f"{name}:"))
+        assert lines[i - 1].startswith("#") or lines[i - 1].startswith(tuple(f"{n}:" for n in profs)) \
+            or lines[i - 1].startswith("  "), name
+
+
+def test_chen_cellular_bloat_comes_from_rate_and_queue():
+    profs = load_profiles()
+    for n in ("chen-lte-att", "chen-lte-verizon", "chen-3g-sprint"):
+        p = profs[n]
+        assert p["rate_mbit"] > 0 and p["queue_bytes"] > 0
+        max_queue_ms = p["queue_bytes"] * 8 / (p["rate_mbit"] * 1e6) * 1000
+        assert max_queue_ms >= 150, n
+        assert p["rtt_ms"] <= 150, n          # base RTT, not the loaded one
+    v = profs["chen-lte-verizon"]
+    assert v["queue_bytes"] * 8 / (v["rate_mbit"] * 1e6) >= 1.0   # "up to two seconds" (§5.1)
+
+
+def test_cs244_delays_are_one_way():
+    profs = load_profiles()
+    assert profs["cs244-3g"]["delay_ms"] >= 75 and "rtt_ms" not in profs["cs244-3g"]
+    assert profs["cs244-wifi"]["loss"] == 0.03 and profs["cs244-3g"]["loss"] == 0.02
+
+
+BASE = {"name": "t", "scenarios": {"s1": {"wifi": "chen-wifi-home", "lte": "chen-lte-att"}},
+        "modes": ["SP-wifi", "MP-2"], "sizes": ["64KB"]}
+
+
+def test_unknown_profile_is_refused_naming_the_field():
+    doc = copy.deepcopy(BASE)
+    doc["scenarios"]["s1"]["lte"] = "chen-lte-tmobile"
+    with pytest.raises(CampaignError) as e:
+        validate(doc, "c.yaml")
+    msg = str(e.value)
+    assert "scenarios.s1.lte" in msg and "chen-lte-tmobile" in msg and "\n" not in msg
+    doc["scenarios"]["s1"]["lte"] = {"profile": "nope", "loss": 0.01}
+    with pytest.raises(CampaignError, match=r"scenarios\.s1\.lte: unknown link profile 'nope'"):
+        validate(doc, "c.yaml")
+
+
+def test_inline_profile_based_on_a_named_one():
+    doc = copy.deepcopy(BASE)
+    doc["scenarios"]["s1"]["wifi"] = {"profile": "chen-wifi-home", "rtt_ms": 50, "down": {"loss": 0.04}}
+    specs = expand(validate(doc))
+    p = next(s for s in specs if s.mode == "SP-wifi")
+    assert p.profiles["wifi"]["rtt_ms"] == 50 and p.profiles["wifi"]["rate_mbit"] == 20
+    assert p.profiles["wifi"]["down"] == {"loss": 0.04}
+    assert p.profile_names == {"wifi": "chen-wifi-home", "lte": "chen-lte-att"}
+
+
+def test_named_trace_resolves_from_the_campaign_folder():
+    f = CDIR / "ferlin.yaml"
+    spec = next(s for s in expand(load(f), base_dir=f.parent) if s.scenario == "3G+WLAN")
+    trace = Path(spec.profiles["wifi"]["down"]["trace"])
+    assert (f.parent / trace).resolve() == (REPO / "capture/linkem/traces/ferlin_wlan.trace").resolve()
+
+
+def test_scale_block_is_validated():
+    doc = copy.deepcopy(BASE)
+    doc["scales"] = {"quick": {"repetitions": 0}}
+    with pytest.raises(CampaignError, match=r"scales\.quick\.repetitions"):
+        validate(doc, "c.yaml")
+    doc["scales"] = {"huge": {"repetitions": 2}}
+    with pytest.raises(CampaignError, match="huge"):
+        validate(doc, "c.yaml")
+    doc["scales"] = {"quick": {"only_scenarios": ["s9"]}}
+    with pytest.raises(CampaignError, match=r"only_scenarios\.0.*s9"):
+        validate(doc, "c.yaml")
+    doc["scales"] = {"quick": {"sizes": ["1KB"]}}
+    with pytest.raises(CampaignError, match="no 'paper' scale"):
+        validate(doc, "c.yaml", scale="paper")
+
+
+def test_scale_overrides_apply():
+    doc = copy.deepcopy(BASE)
+    doc["repetitions"] = 5
+    doc["scales"] = {"quick": {"repetitions": 1}, "paper": {"repetitions": 3, "sizes": ["64KB", "1MB"]}}
+    validate(doc)
+    assert len(expand(doc, scale="quick")) == 2
+    assert len(expand(doc, scale="paper")) == 2 * 2 * 3
+
+
+def test_congestion_controls_repeat_mp_runs_only():
+    doc = copy.deepcopy(BASE)
+    doc["congestion_controls"] = ["reno", "cubic"]
+    specs = expand(validate(doc))
+    assert sorted((s.mode, s.congestion_control) for s in specs) == [
+        ("MP-2", "cubic"), ("MP-2", "reno"), ("SP-wifi", "cubic")]
+    assert any(s.run_id.startswith("s1_MP-2-reno_") for s in specs)
+
+
+def test_cs244_buffer_is_in_tcp_rmem_and_scenario_name():
+    from capture.kernel import load_profile
+    for scale in ("quick", "paper"):
+        specs = expand(load(CDIR / "cs244.yaml"), base_dir=CDIR, scale=scale)
+        sweep = [s for s in specs if s.scenario.startswith("buf")]
+        assert {s.mode for s in sweep} == {"SP-wifi", "SP-lte", "MP-2"}
+        for s in sweep:
+            rmem = load_profile(s.sysctl_profile, s.sysctl_params)["sysctl_netns"]["net.ipv4.tcp_rmem"]
+            k = int(re.search(r"(\d+)k", s.scenario).group(1))
+            assert int(rmem.split()[2]) == k * 1000
+        ho = [s for s in specs if s.scenario == "handover"]
+        assert len(ho) == 1 and ho[0].mode == "MP-2"
+        assert ho[0].profiles["wifi"]["outages"] and ho[0].profiles["lte"]["outages"]
+
+
+def test_ferlin_scenarios_as_the_notebook_expects():
+    doc = load(CDIR / "ferlin.yaml")
+    assert set(doc["scenarios"]) == {"3G+WLAN", "2G+WLAN", "2G+3G"}
+    for scale in ("quick", "paper"):
+        specs = expand(doc, base_dir=CDIR, scale=scale)
+        assert {s.size_bytes for s in specs} == {32 * 1024 * 1024}
+        assert {s.mode for s in specs} >= {"MP-2", "SP-wifi"}
+
+
+def test_deng_and_ditg_matrices():
+    deng = expand(load(CDIR / "deng.yaml"), base_dir=CDIR, scale="quick")
+    assert {s.size_bytes for s in deng} == {10_000, 100_000, 1_000_000}
+    assert {s.primary_path for s in deng} == {"wifi", "lte"} and {s.mode for s in deng} >= {"MP-2", "backup"}
+    ditg = expand(load(CDIR / "ditg.yaml"), base_dir=CDIR, scale="paper")
+    assert {s.workload for s in ditg} == {"ditg-netflix", "ditg-maps", "ditg-docs"}
+    rtts = {s.profiles["lte"]["rtt_ms"] for s in ditg if s.mode == "MP-2"}
+    assert min(rtts) == 10 and max(rtts) == 400
+    losses = {s.profiles["wifi"].get("down", {}).get("loss", 0) for s in ditg}
+    assert losses == {0, 0.01, 0.02, 0.04}
+    assert {s.profiles["wifi"]["rate_mbit"] for s in ditg} == {100, 10}
+
+
+def test_cli_validate_prints_both_scales():
+    p = subprocess.run([sys.executable, "-m", "capture", "validate", str(CDIR / "chen.yaml")],
+                       cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0 and "quick:" in p.stdout and "paper:" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "capture", "run", str(CDIR / "chen.yaml"), "--scale", "paper",
+                        "--dry-run", "--out", "/nonexistent"], cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0 and '"scale": "paper"' in p.stdout
+
+
+def test_capture_rule_passes_the_scale():
+    smk = (REPO / "rules" / "capture.smk").read_text()
+    assert "--scale {params.scale}" in smk and "MPTCP_LAB_SCALE" not in smk
+
+
+# --- reference tables ----------------------------------------------------------------
+
+def test_reference_tables_small_and_complete():
+    from pipeline import schema
+    assert REFERENCE.is_dir(), "data/reference missing (see data/reference/README.md)"
+    size = sum(p.stat().st_size for p in REFERENCE.rglob("*") if p.is_file())
+    assert size < 20e6
+    for name in PAPERS:
+        for t in schema.TABLES:
+            assert (REFERENCE / name / f"{t}.parquet").is_file(), (name, t)
+    assert (REFERENCE / "README.md").is_file()
+
+
+def test_reference_loads_into_duckdb_with_runs_of_every_paper(tmp_path):
+    from pipeline import store
+    dirs = sorted(d for d in REFERENCE.iterdir() if d.is_dir())
+    db = store.load_table_dirs(dirs, tmp_path / "ref.duckdb")
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for paper, rx in PAPER_CAMPAIGNS.items():
+            n = con.execute("SELECT count(*) FROM runs WHERE regexp_matches(coalesce(campaign, ''), ?)",
+                            [rx]).fetchone()[0]
+            assert n > 0, paper
+            c = con.execute("SELECT count(*) FROM connections c JOIN runs r USING (run_id) "
+                            "WHERE regexp_matches(coalesce(r.campaign, ''), ?)", [rx]).fetchone()[0]
+            assert c > 0, paper
+        assert con.execute("SELECT count(*) FROM app_latency").fetchone()[0] > 0      # D-ITG
+        assert con.execute("SELECT count(*) FROM ofo_samples").fetchone()[0] > 0
+    finally:
+        con.close()
+
+
+def test_workflow_uses_reference_when_not_capturing(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "load_db",
+                        "--config", "capture=false", f"results_dir={tmp_path}/res"],
+                       cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = p.stdout + p.stderr
+    for name in PAPERS:
+        assert f"data/reference/{name}" in out, name
