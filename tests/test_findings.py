@@ -371,10 +371,12 @@ def capture_blockers() -> list[str]:
     return why
 
 
-# Chen's links (capture/campaigns/profiles.yaml chen-*), written out so this test does
-# not depend on the campaign files: MP-2 at 4 MB over WiFi + AT&T LTE and over WiFi +
-# Sprint 3G; single-path WiFi and LTE at 512 KB.  About a minute of captures.
-MINI_CAMPAIGN = """
+# Chen's and Deng's links (capture/campaigns/profiles.yaml chen-*, deng-lte-better-*),
+# written out so this test does not depend on the campaign files.  Chen: MP-2 at 4 MB
+# over WiFi + AT&T LTE and over WiFi + Sprint 3G, single-path WiFi and LTE at 512 KB.
+# Deng: MP-2 with WiFi and with LTE as the primary subflow at 10 KB and 1 MB.  About a
+# minute of captures in all.
+MINI_CAMPAIGNS = {"chen-findings-mini": """
 name: chen-findings-mini
 seed: 5
 sysctl_profile: chen2013          # as campaign chen: no metrics cache, 8 MB rcvbuf, ssthresh 64 KB
@@ -392,21 +394,36 @@ runs:
   - {id: sprint-mp2-4mb, scenario: sprint, mode: MP-2, size: 4MB, primary_path: wifi}
   - {id: att-spwifi-512kb, scenario: att, mode: SP-wifi, size: 512KB, primary_path: wifi}
   - {id: att-splte-512kb, scenario: att, mode: SP-lte, size: 512KB, primary_path: lte}
-"""
-MINI_COVERS = ["chen-cell-share-4mb", "chen-3g-ofo-tail", "chen-wifi-lossier"]
+""", "deng-findings-mini": """
+name: deng-findings-mini
+seed: 6
+congestion_control: reno          # campaign deng's MP runs: decoupled = reno per subflow
+timeout_s: 120
+scenarios:
+  lte-better:
+    wifi: {rate_mbit: 2, rtt_ms: 80, queue_bytes: 50000, down: {loss: 0.01}}
+    lte: {rate_mbit: 9, rtt_ms: 50, queue_bytes: 200000}
+runs:
+  - {id: mp2-10kb-wifi, scenario: lte-better, mode: MP-2, size: 10KB, primary_path: wifi}
+  - {id: mp2-10kb-lte, scenario: lte-better, mode: MP-2, size: 10KB, primary_path: lte}
+  - {id: mp2-1mb-wifi, scenario: lte-better, mode: MP-2, size: 1MB, primary_path: wifi}
+  - {id: mp2-1mb-lte, scenario: lte-better, mode: MP-2, size: 1MB, primary_path: lte}
+"""}
+MINI_COVERS = ["chen-cell-share-4mb", "chen-3g-ofo-tail", "chen-wifi-lossier", "deng-primary-short"]
 
 
 @pytest.mark.skipif(bool(capture_blockers()), reason="fresh capture not possible here: "
                     + "; ".join(capture_blockers()))
 def test_fresh_capture_reproduces_the_stable_verdicts(tmp_path):
-    yml = tmp_path / "chen-findings-mini.yaml"
-    yml.write_text(MINI_CAMPAIGN)
     raw = tmp_path / "raw"
-    r = subprocess.run([sys.executable, "-m", "capture", "run", str(yml), "--out", str(raw), "--no-progress"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr[-4000:]
+    for name, text in MINI_CAMPAIGNS.items():
+        yml = tmp_path / f"{name}.yaml"
+        yml.write_text(text)
+        r = subprocess.run([sys.executable, "-m", "capture", "run", str(yml), "--out", str(raw), "--no-progress"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr[-4000:]
     runs = sorted(p.parent for p in raw.rglob("meta.json"))
-    assert len(runs) == 4
+    assert len(runs) == 8
     db = tmp_path / "fresh.duckdb"
     r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", *map(str, runs), "--db", str(db)],
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
