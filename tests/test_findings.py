@@ -242,6 +242,16 @@ def test_missing_runs_give_no_data_with_a_reason(tmp_path):
     assert "MP-2" in rows["chen-close-to-best"]["reason"]
 
 
+def test_a_database_without_the_lab_tables_gives_no_data_not_a_crash(tmp_path):
+    db = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(ddl("runs"))
+    con.close()
+    t = F.findings(db)
+    assert t.height == len(F.CLAIMS) and set(t["verdict"]) == {"no data"}
+    assert all("cannot be read as a lab database" in r for r in t["reason"])
+
+
 def test_one_buffer_size_is_no_data_but_keeps_its_number(tmp_path):
     lab = Lab()
     cs = {"wifi": (12.0, 0.03, 2.0), "lte": (152.0, 0.02, 2.0)}

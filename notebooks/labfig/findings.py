@@ -770,13 +770,18 @@ def evaluate(facts: pl.DataFrame, claims: list[Claim] | None = None) -> pl.DataF
 
 def findings(db: str | Path | duckdb.DuckDBPyConnection, paper: str | None = None) -> pl.DataFrame:
     """The findings table computed from the DuckDB file ``db`` (one paper's rows, or all)."""
+    claims = [c for c in CLAIMS if paper is None or c.paper == paper]
     con = db if isinstance(db, duckdb.DuckDBPyConnection) else duckdb.connect(str(db), read_only=True)
     try:
-        out = evaluate(run_facts(con), [c for c in CLAIMS if paper is None or c.paper == paper])
+        facts = run_facts(con)
+    except duckdb.Error as e:  # not a lab database (missing tables or columns): nothing to decide
+        why = f"the database cannot be read as a lab database: {str(e).splitlines()[0]}"
+        return evaluate(pl.DataFrame(schema=_FACT_SCHEMA), [
+            Claim(**{**c.__dict__, "compute": (lambda f, w=why: Outcome(missing=w))}) for c in claims])
     finally:
         if con is not db:
             con.close()
-    return out
+    return evaluate(facts, claims)
 
 
 def verdict_lines(table: pl.DataFrame) -> str:
