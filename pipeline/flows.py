@@ -280,7 +280,10 @@ def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]
     mp_conns = sf.filter(pl.col("kind") != "tcp")
     if mp_conns.height == 0:
         return p, notes
-    no_isn = mp_conns.filter(pl.col("isn_server").is_null())["stream"].to_list()
+    # A subflow that carries no server data (e.g. a join the server reset because the
+    # transfer had ended) needs no DSNs and is not a problem.
+    with_data = p.filter(pl.col("down"), pl.col("payload_bytes") > 0)["stream"].unique().implode()
+    no_isn = mp_conns.filter(pl.col("isn_server").is_null(), pl.col("stream").is_in(with_data))["stream"].to_list()
     for s in no_isn:
         notes.append(f"subflow {s}: SYN/ACK not captured, so its data sequence numbers cannot be inferred")
     maps = p.filter(

@@ -232,3 +232,17 @@ def test_subflow_without_handshake_joins_by_data_sequence_range(tmp_path):
     assert "joined to connection 0 by data sequence range" in reasons
     assert "cannot be inferred" in reasons
     assert t["subflows"].sort("start_s")["traffic_share"].to_list() == pytest.approx([5 / 7, 2 / 7])
+
+
+def test_join_reset_before_data_is_not_a_problem(tmp_path):
+    """A short download ends before lte's MP_JOIN completes: the server answers the
+    join SYN with a RST. The subflow carries nothing, so nothing is missing."""
+    a, _ = two_subflows()
+    b = Subflow(LTE, SRV, 40002, isn_c=7000, isn_s=90000)
+    from pcapgen import opt_mp_join_syn, server_token
+    b.syn(0.030, [opt_mp_join_syn(server_token())])
+    b._pkt(0.090, False, "RA", 0, 7001)
+    t = analyze(write(tmp_path / "client.pcap", a, b))
+    assert t["problems"].height == 0, t["problems"]["reason"].to_list()
+    assert t["connections"]["n_subflows"].to_list() == [2]
+    assert t["ofo_samples"].height == 5
