@@ -37,12 +37,14 @@ def base_columns(p: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def find_subflows(p: pl.DataFrame) -> pl.DataFrame:
+def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -> pl.DataFrame:
     """One row per TCP stream: endpoints, handshake, MPTCP keys and tokens.
 
     The client is the host that sent the SYN. Without a SYN, the SYN/ACK's
     receiver; without either, the host that sent fewer payload bytes (the lab's
     workloads are downloads), and the row says the handshake was not captured.
+    When the client's addresses are known (meta.json, ``--path``) they decide
+    instead: D-ITG's sender, on the server, opens its connections itself.
     """
     is_syn = pl.col("syn") & ~pl.col("ackf")
     is_synack = pl.col("syn") & pl.col("ackf")
@@ -103,6 +105,23 @@ def find_subflows(p: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("mpc"))
         .otherwise(pl.lit("tcp")),
     )
+    # Known client addresses override the SYN rule (``reversed``: the server sent the SYN).
+    rev = pl.col("server_addr").is_in(list(client_addrs)) & ~pl.col("client_addr").is_in(list(client_addrs))
+    g = g.with_columns(reversed=rev if client_addrs else pl.lit(False)).with_columns(
+        *[pl.when(pl.col("reversed")).then(f"client_{c}").otherwise(f"server_{c}").alias(f"server_{c}")
+          for c in ("addr", "port")],
+        *[pl.when(pl.col("reversed")).then(f"server_{c}").otherwise(f"client_{c}").alias(f"client_{c}")
+          for c in ("addr", "port")],
+    )
+    # The handshake's third packet: the SYN sender's first ACK after the SYN/ACK.
+    t3 = (
+        p.join(g.select("stream", "syn_src", "syn_sport", "t_synack"), on="stream")
+        .filter(pl.col("src") == pl.col("syn_src"), pl.col("sport") == pl.col("syn_sport"), ~pl.col("syn"),
+                pl.col("ackf"), pl.col("time_s") >= pl.col("t_synack"))
+        .group_by("stream")
+        .agg(pl.col("time_s").min().alias("t_ack3"))
+    )
+    g = g.join(t3, on="stream", how="left")
     # Keys from the MP_CAPABLE exchange: each side's key is the sendkey of its own
     # MP_CAPABLE packets (v0 SYN / v1 third ACK for the client, SYN/ACK for the server).
     keys = (
@@ -119,8 +138,8 @@ def find_subflows(p: pl.DataFrame) -> pl.DataFrame:
     g = g.join(keys, on="stream", how="left").with_columns(
         server_key=pl.coalesce("server_key", "echoed_server_key"),
         is_backup=pl.col("syn_backup").fill_null(0).cast(pl.Boolean),
-        isn_client=pl.col("syn_seq"),
-        isn_server=pl.col("sa_seq"),
+        isn_client=pl.when(pl.col("reversed")).then("sa_seq").otherwise("syn_seq"),
+        isn_server=pl.when(pl.col("reversed")).then("syn_seq").otherwise("sa_seq"),
     )
     return g.sort("first_frame")
 
@@ -140,11 +159,11 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
             next_id += 1
             conn_of[r["stream"]] = cid
             v = r["mp_version"] if r["mp_version"] is not None else 1
-            if r["server_key"] is not None:
-                token_to_conn[mptcp.token(r["server_key"], v)] = cid
-                server_idsn[cid] = mptcp.idsn(r["server_key"], v)
-            else:
-                server_idsn[cid] = None
+            # A join's SYN carries the token of the host it is sent to: either end.
+            for key in (r["server_key"], r["client_key"]):
+                if key is not None:
+                    token_to_conn[mptcp.token(key, v)] = cid
+            server_idsn[cid] = mptcp.idsn(r["server_key"], v) if r["server_key"] is not None else None
     for r in rows:
         if r["kind"] == "join":
             tok = r["join_token"]
@@ -290,23 +309,26 @@ def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]
         pl.col("down"), pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
         ~pl.col("stream").is_in(no_isn), pl.col("mp_ssn").is_not_null(),
     ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_ssn", "mp_map_len")
-    if maps.height == 0:
+    # RFC 8684: the initiator's first data may ride on the third ACK's MP_CAPABLE, whose
+    # data-level length maps the subflow's first bytes to the first data byte (IDSN + 1).
+    mpc_maps = p.filter(
+        pl.col("down"), pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
+        pl.col("mp_map_present").fill_null(0) == 0, ~pl.col("stream").is_in(no_isn),
+    ).join(sf.select("stream", "server_idsn"), on="stream").filter(pl.col("server_idsn").is_not_null()).select(
+        "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn"))
+    if maps.height == 0 and mpc_maps.height == 0:
         return p, notes
     # DSNs relative to the server's IDSN (first data byte = 1), per connection.
     idsn_of = dict(zip(*sf.select("conn_id", "server_idsn").unique("conn_id").to_dict(as_series=False).values()))
-    parts = []
+    parts = [mpc_maps]
     for (cid,), m in maps.sort("frame").group_by(["conn_id"], maintain_order=True):
         ref = idsn_of.get(cid)
         if ref is None:
             ref = int(m["mp_dsn_raw"][0]) - 1
         rel = mptcp.relative_dsn(m["mp_dsn_raw"].to_numpy(), m["mp_dsn64"].fill_null(1).to_numpy(), int(ref))
-        parts.append(m.with_columns(map_dsn=pl.Series(rel, dtype=pl.Int64)))
-    maps = (
-        pl.concat(parts)
-        .select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len", "map_dsn")
-        .unique(["stream", "map_ssn", "map_dsn"])
-        .sort("map_ssn")
-    )
+        parts.append(m.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
+                              pl.Series("map_dsn", rel, dtype=pl.Int64)))
+    maps = pl.concat(parts).unique(["stream", "map_ssn", "map_dsn"]).sort("map_ssn")
     data = p.filter(pl.col("down"), pl.col("payload_bytes") > 0).select("frame", "stream", "rel_seq").sort("rel_seq")
     # The SSN of a mapping is 32-bit; compare it with the packet's sequence modulo 2^32.
     data = data.with_columns(seq_mod=(pl.col("rel_seq") % (1 << 32))).sort("seq_mod")
@@ -327,21 +349,13 @@ def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]
     return p.sort("frame"), notes
 
 
-def build_trace(packets: pl.DataFrame) -> Trace:
+def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -> Trace:
     p = base_columns(packets)
-    sf = find_subflows(p)
+    sf = find_subflows(p, client_addrs)
     sf, notes = assign_connections(sf, p)
     p = annotate_packets(p, sf)
     p, more = map_dsn(p, sf)
     notes += more
-    # Time of the client's first ACK after the SYN/ACK (the handshake's third packet).
-    t3 = (
-        p.join(sf.select("stream", "t_synack"), on="stream")
-        .filter(~pl.col("down"), ~pl.col("syn"), pl.col("ackf"), pl.col("time_s") >= pl.col("t_synack"))
-        .group_by("stream")
-        .agg(pl.col("time_s").min().alias("t_ack3"))
-    )
-    sf = sf.join(t3, on="stream", how="left")
     one_way = sf.filter(pl.col("n_senders") == 1)["stream"].to_list()
     for s in one_way:
         notes.append(f"subflow {s}: only one direction was captured")
@@ -351,11 +365,13 @@ def build_trace(packets: pl.DataFrame) -> Trace:
 def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:
     """Client or server capture, from handshake timing.
 
-    At the client the SYN -> SYN/ACK gap is a round trip and SYN/ACK -> third ACK
-    is immediate; at the server it is the other way round. Majority over subflows.
+    At the SYN's sender the SYN -> SYN/ACK gap is a round trip and SYN/ACK -> third
+    ACK is immediate; at its receiver it is the other way round. The SYN's sender is
+    the client unless the stream is ``reversed``. Majority over subflows.
     """
     t = sf.filter(pl.col("t_syn").is_not_null(), pl.col("t_synack").is_not_null(), pl.col("t_ack3").is_not_null())
     if t.height == 0:
         return None
-    votes = ((t["t_synack"] - t["t_syn"]) > (t["t_ack3"] - t["t_synack"])).cast(pl.Int32)
+    at_syn_sender = (t["t_synack"] - t["t_syn"]) > (t["t_ack3"] - t["t_synack"])
+    votes = (at_syn_sender ^ t["reversed"]).cast(pl.Int32)
     return "client" if votes.sum() * 2 > t.height else "server" if votes.sum() * 2 < t.height else None

@@ -59,7 +59,8 @@ def analyze_trace(
         return {}, [problem(run_id, source, "extract", str(e))]
     problems += [problem(run_id, source, "extract", w) for w in ex.warnings]
     try:
-        tr = flows.build_trace(ex.packets)
+        # The path map names the client's addresses, which settles who is client.
+        tr = flows.build_trace(ex.packets, frozenset(path_map or ()))
     except Exception as e:  # a malformed trace must not stop the other files
         return {}, problems + [problem(run_id, source, "metrics", f"could not analyse: {type(e).__name__}: {e}")]
     problems += [problem(run_id, source, "metrics", n) for n in tr.notes]

@@ -246,3 +246,48 @@ def test_join_reset_before_data_is_not_a_problem(tmp_path):
     assert t["problems"].height == 0, t["problems"]["reason"].to_list()
     assert t["connections"]["n_subflows"].to_list() == [2]
     assert t["ofo_samples"].height == 5
+
+
+def test_server_opened_connection_with_known_client_address(tmp_path):
+    """D-ITG's sender sits on the server and opens the connection itself. With the
+    client's address known (meta.json / --path) the roles follow the addresses: the
+    data sender is the server, RTT is timed at its end and DSNs start at its IDSN.
+    Server trace: SYN at 0, SYN/ACK back at 100 ms; data at 100/101 ms, ACKs 100 ms
+    later."""
+    from pcapgen import CLIENT_KEY, SERVER_KEY, opt_mp_capable
+    s = Subflow(SRV, WIFI, 5000, sport=9000, isn_c=3000, isn_s=8000)  # SYN sender: the server
+    s.syn(0.000, [opt_mp_capable(1)])
+    s.synack(0.100, [opt_mp_capable(1, CLIENT_KEY)])
+    s.ack3(0.100, [opt_mp_capable(1, SERVER_KEY, CLIENT_KEY)])
+    d = server_idsn()
+    for i, t in enumerate([0.100, 0.101]):  # data from the SYN sender
+        s._pkt(t, True, "PA", 3001 + 1000 * i, 8001, [opt_dss(dsn=d + 1 + 1000 * i, ssn=1 + 1000 * i, length=1000)], 1000)
+        s._pkt(t + 0.1, False, "A", 8001, 4001 + 1000 * i)
+    t, problems = tables.analyze_trace(write(tmp_path / "server.pcap", s), "r", None, {WIFI: "wifi"})
+    c = t["connections"].row(0, named=True)
+    assert (c["client_addr"], c["server_addr"], c["transport"], c["vantage"]) == (WIFI, SRV, "mptcp", "server")
+    assert t["rtt_samples"]["rtt_ms"].to_list() == pytest.approx([100, 100], abs=US)
+    assert t["subflows"]["path"].to_list() == ["wifi"]
+    t, _ = tables.analyze_trace(write(tmp_path / "client.pcap", s), "r", None, {WIFI: "wifi"})
+    assert t["ofo_samples"]["dsn"].to_list() == [(d + 1) % 2**64, (d + 1001) % 2**64]
+
+
+def test_mp_capable_with_data_maps_the_first_bytes(tmp_path):
+    """RFC 8684 §3.1: the initiator may send its first data with MP_CAPABLE (both keys
+    and a data-level length) instead of a DSS; that mapping starts at IDSN + 1 and
+    here covers two segments. The server opened the connection (as D-ITG does)."""
+    import struct
+
+    from pcapgen import CLIENT_KEY, SERVER_KEY, opt_mp_capable
+    s = Subflow(SRV, WIFI, 5000, sport=9000, isn_c=3000, isn_s=8000)
+    s.syn(0.000, [opt_mp_capable(1)])  # seen at the client, the SYN's receiver
+    s.synack(0.000, [opt_mp_capable(1, CLIENT_KEY)])
+    s.ack3(0.020, [opt_mp_capable(1, SERVER_KEY, CLIENT_KEY)])
+    with_data = (30, struct.pack("!BBQQH", 0x01, 0x81, SERVER_KEY, CLIENT_KEY, 1500))
+    d = server_idsn()
+    s._pkt(0.030, True, "PA", 3001, 8001, [with_data], 1000)
+    s._pkt(0.031, True, "PA", 4001, 8001, [], 500)
+    s._pkt(0.032, True, "PA", 4501, 8001, [opt_dss(dsn=d + 1501, ssn=1501, length=1000)], 1000)
+    t, problems = tables.analyze_trace(write(tmp_path / "client.pcap", s), "r", None, {WIFI: "wifi"})
+    assert problems == []
+    assert t["ofo_samples"].sort("arrival_s")["dsn"].to_list() == [(d + k) % 2**64 for k in (1, 1001, 1501)]
