@@ -356,7 +356,10 @@ def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset(
     p = annotate_packets(p, sf)
     p, more = map_dsn(p, sf)
     notes += more
-    one_way = sf.filter(pl.col("n_senders") == 1)["stream"].to_list()
+    # A lone SYN (a join attempt nobody answered) is no capture problem; data with no
+    # packet coming back is.
+    carries_data = p.filter(pl.col("payload_bytes") > 0)["stream"].unique().implode()
+    one_way = sf.filter(pl.col("n_senders") == 1, pl.col("stream").is_in(carries_data))["stream"].to_list()
     for s in one_way:
         notes.append(f"subflow {s}: only one direction was captured")
     return Trace(p, sf, notes)
