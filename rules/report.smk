@@ -7,6 +7,7 @@ rule report:
         manifests=expand(f"{FIGURE_DIR}/{{nb}}/manifest.json", nb=NOTEBOOKS),
         notebooks=expand(f"{REPORT_DIR}/notebooks/{{nb}}.html", nb=NOTEBOOKS),
         db=DB,
+        findings=f"{RESULTS}/findings.csv",
         template="report/index.html.j2",
         script="rules/scripts/render_report.py",
     output:
@@ -20,4 +21,5 @@ rule report:
         "../environment.yml"
     shell:
         "{params.py} {input.script} --template {input.template} --db {input.db}"
-        " --figures {params.figures} --notebooks {input.notebooks} --out {output} > {log} 2>&1"
+        " --figures {params.figures} --notebooks {input.notebooks} --findings {input.findings}"
+        " --out {output} > {log} 2>&1"

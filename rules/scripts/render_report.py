@@ -8,6 +8,7 @@ Links are relative, so the results folder can be moved or served as is.
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as dt
 import json
 import os
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--figures", type=Path, required=True)
     ap.add_argument("--notebooks", type=Path, nargs="+", required=True)
+    ap.add_argument("--findings", type=Path, help="results/findings.csv: the papers' claims against ours")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     out_dir = a.out.parent
@@ -59,12 +61,20 @@ def main(argv: list[str] | None = None) -> int:
         notebooks.append({"name": name, "title": TITLES.get(name, name), "html": rel(html, out_dir),
                           "figures": figs})
 
+    findings = list(csv.DictReader(a.findings.open())) if a.findings and a.findings.exists() else []
+    for r in findings:
+        try:
+            r["our_value"] = f"{float(r['our_value']):.3g}"
+        except ValueError:
+            pass  # empty (no data) stays as it is
+
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(a.template.parent),
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
     page = env.get_template(a.template.name).render(
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         db=a.db.as_posix(), n_runs=n_runs, campaigns=", ".join(c for (c,) in camps) or "none",
-        n_problems=n_problems, notebooks=notebooks)
+        n_problems=n_problems, notebooks=notebooks, findings=findings,
+        findings_csv=rel(a.findings, out_dir) if findings else None)
     tmp = a.out.with_suffix(".tmp")
     tmp.write_text(page)
     tmp.replace(a.out)
