@@ -13,23 +13,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import NEEDS_TESTBED
 
 REPO = Path(__file__).resolve().parent.parent
 LINKEM = REPO / "capture" / "linkem" / "target" / "release" / "linkem"
 CAMPAIGN = REPO / "capture" / "campaigns" / "acceptance.yaml"
 
 
-def _mptcp_on():
-    try:
-        return Path("/proc/sys/net/mptcp/enabled").read_text().strip() == "1"
-    except OSError:
-        return False
-
-
 pytestmark = [
-    pytest.mark.root,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)"),
-    pytest.mark.skipif(not _mptcp_on(), reason="needs upstream MPTCP (net.mptcp.enabled=1)"),
+    *NEEDS_TESTBED,
     pytest.mark.skipif(not LINKEM.is_file(), reason=f"needs the link emulator: {LINKEM.relative_to(REPO)} "
                        "is not built (make linkem)"),
 ]

@@ -8,22 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import NEEDS_TESTBED
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _mptcp_on():
-    try:
-        return Path("/proc/sys/net/mptcp/enabled").read_text().strip() == "1"
-    except OSError:
-        return False
-
-
 pytestmark = [
-    pytest.mark.root,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)"),
-    pytest.mark.skipif(not _mptcp_on(), reason="needs upstream MPTCP (net.mptcp.enabled=1)"),
+    *NEEDS_TESTBED,
 ]
 
 
