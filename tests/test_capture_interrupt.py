@@ -1,6 +1,5 @@
 """An interrupted run (SIGTERM/SIGINT mid-run) leaves no namespace or process behind,
 and the half run is redone on resume. Needs root and upstream MPTCP."""
-import os
 import signal
 import subprocess
 import sys
