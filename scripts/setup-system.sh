@@ -6,7 +6,7 @@ set -euo pipefail
 # command -> Debian package that provides it
 declare -A PKG=(
   [tshark]=tshark [capinfos]=tshark [tcpdump]=tcpdump [tcptrace]=tcptrace
-  [ITGSend]=d-itg [mptcpize]=mptcpd [ethtool]=ethtool [ip]=iproute2
+  [ITGSend]=d-itg [mptcpize]=mptcpize [ethtool]=ethtool [ip]=iproute2
   [tc]=iproute2 [mergecap]=tshark [nginx]=nginx-light [wget]=wget [iperf3]=iperf3
   [chromium]=chromium
 )
@@ -28,5 +28,5 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing system packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 update -qq
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
