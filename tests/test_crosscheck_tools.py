@@ -79,11 +79,23 @@ def tcptrace_stats(pcap):
     return stats
 
 
-def server_direction(stats, sub):
+def sender(sub):
+    """(address, port) of the host sending the row's data: server down, client up."""
+    end = "server" if sub["direction"] == "down" else "client"
+    return sub[f"{end}_addr"], sub[f"{end}_port"]
+
+
+def receiver(sub):
+    end = "client" if sub["direction"] == "down" else "server"
+    return sub[f"{end}_addr"], sub[f"{end}_port"]
+
+
+def sender_direction(stats, sub):
+    """tcptrace's statistics of the row's direction (the sender's side of its block)."""
     for (ha, pa, hb, pb), (left, right) in stats.items():
-        if (ha, pa) == (sub["server_addr"], sub["server_port"]) and (hb, pb) == (sub["client_addr"], sub["client_port"]):
+        if (ha, pa) == sender(sub) and (hb, pb) == receiver(sub):
             return left
-        if (hb, pb) == (sub["server_addr"], sub["server_port"]) and (ha, pa) == (sub["client_addr"], sub["client_port"]):
+        if (hb, pb) == sender(sub) and (ha, pa) == receiver(sub):
             return right
     raise AssertionError(f"tcptrace has no connection for subflow {sub}")
 
@@ -92,16 +104,17 @@ def server_direction(stats, sub):
 def test_retransmissions_bytes_and_rtt_min_match_tcptrace(ours, pcap):
     stats = tcptrace_stats(pcap)
     subs = ours[pcap]["subflows"].filter(pl.col("data_packets") > 0)
-    assert subs.height >= 1
+    assert subs.filter(direction="down").height >= 1
+    assert subs.filter(direction="up").height >= 1, "the HTTP request goes up"
     for sub in subs.iter_rows(named=True):
-        tt = server_direction(stats, sub)
+        tt = sender_direction(stats, sub)
         assert sub["data_packets"] == tt["actual data pkts"]
         assert sub["payload_bytes"] == tt["actual data bytes"]
         # At a sender-side capture tcptrace calls a packet below the highest sequence
         # sent "out of order" when the first copy of its bytes was not captured, and
         # "rexmt" otherwise; both are the server retransmitting, which is what we count.
         assert sub["retransmitted_packets"] == tt["rexmt data pkts"] + tt["outoforder pkts"]
-        if tt["RTT samples"] > 0:
+        if tt["RTT samples"] > 0 and sub["direction"] == "down":  # RTT: the sender's (server's) trace
             # tcptrace's minimum also times the handshake and the FIN, whose small
             # packets skip most of the bottleneck's serialisation (1.2 ms for a full
             # frame at 10 Mbit/s); ours times data packets only. tcptrace prints
@@ -120,7 +133,7 @@ def test_retransmissions_match_tshark_analysis(ours, pcap):
         " || tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order)"))
     subs = ours[pcap]["subflows"]
     for sub in subs.iter_rows(named=True):
-        n = flags.filter((pl.col("tcp.stream") == str(sub["subflow_id"])) & (pl.col("tcp.srcport") == str(sub["server_port"]))).height
+        n = flags.filter((pl.col("tcp.stream") == str(sub["subflow_id"])) & (pl.col("tcp.srcport") == str(sender(sub)[1]))).height
         assert sub["retransmitted_packets"] == n
 
 
@@ -128,7 +141,7 @@ def test_retransmissions_match_tshark_analysis(ours, pcap):
 def test_payload_and_frames_match_tshark_statistics(ours, pcap):
     t = ours[pcap]
     for sub in t["subflows"].iter_rows(named=True):
-        filt = f"tcp.len && tcp.stream=={sub['subflow_id']} && tcp.srcport=={sub['server_port']}"
+        filt = f"tcp.len && tcp.stream=={sub['subflow_id']} && tcp.srcport=={sender(sub)[1]}"
         out = subprocess.run(["tshark", "-n", "-q", "-r", str(pcap), "-z", f"io,stat,0,SUM(tcp.len){filt}"],
                              capture_output=True, text=True, env=ENV, check=True).stdout
         row = [ln for ln in out.splitlines() if re.match(r"\|\s*0\.0+\s*<>", ln)][0]
@@ -175,8 +188,9 @@ def brute_force_ofo(t, dsn, length):
 @pytest.mark.parametrize("pcap", CLIENT_PCAPS, ids=ids(CLIENT_PCAPS))
 def test_dsn_and_ofo_match_tshark_mappings_and_a_brute_force_reference(pcap):
     t, _ = tables.analyze_trace(pcap, pcap.parent.name, "client")
-    if t["connections"]["transport"].to_list() != ["mptcp"]:
+    if t["connections"].filter(direction="down")["transport"].to_list() != ["mptcp"]:
         pytest.skip("single-path run: no data sequence numbers")
+    assert set(t["ofo_samples"]["direction"]) == {"down"}, "the client receives only the download"
     mine = t["ofo_samples"].select(pl.col("frame").cast(pl.Int64), "dsn", "ofo_delay_ms")
     ts = tshark_dsn(pcap).filter(pl.col("sport") == t["connections"]["server_port"][0])
     both = mine.join(ts, on="frame", how="full", coalesce=True)
