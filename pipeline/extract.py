@@ -141,6 +141,9 @@ def read_packets(pcap: str | os.PathLike) -> Extracted:
     fatal, warning = _classify_stderr(stderr)
     if fatal:
         raise ExtractError(fatal)
+    if not proc.stdout.strip() and capfile.scan(path).kind == "unknown":
+        # tshark guesses among dozens of formats and may take garbage for one of them
+        raise ExtractError("not a pcap or pcapng capture (unrecognised file header)")
     if proc.returncode != 0 and not proc.stdout:
         raise ExtractError(f"tshark failed (exit {proc.returncode}): {_tool_text(stderr)[:200] or 'no message'}")
     packets = parse_fields(proc.stdout)

@@ -20,10 +20,11 @@ import polars as pl
 
 PLAUSIBLE_FROM_S = dt.datetime(1990, 1, 1, tzinfo=dt.timezone.utc).timestamp()
 FUTURE_SLACK_S = 86400.0
-# Backwards steps up to this many seconds, in at most this share of packets, are
-# capture jitter (several capture queues); beyond, no duration in the trace is trusted.
+# Backwards steps up to this many seconds, in at most this share of packets (or this
+# many), are capture jitter (several capture queues); beyond, no duration is trusted.
 BACKWARDS_TOLERATED_S = 1.0
 BACKWARDS_TOLERATED_SHARE = 0.01
+BACKWARDS_TOLERATED_N = 3
 
 
 @dataclass
@@ -86,7 +87,8 @@ def _timestamps(c: Checked, now_s: float) -> None:
     if back.len():
         worst = -back.min()
         msg = f"timestamps go backwards {back.len()} times (by up to {worst:.6f} s)"
-        if why is None and (worst > BACKWARDS_TOLERATED_S or back.len() > BACKWARDS_TOLERATED_SHARE * t.len()):
+        many = back.len() > max(BACKWARDS_TOLERATED_N, BACKWARDS_TOLERATED_SHARE * t.len())
+        if why is None and (worst > BACKWARDS_TOLERATED_S or many):
             why = msg
         elif why is None:
             c.notes.append(msg + "; durations across those points may be wrong (negative ones are dropped)")
