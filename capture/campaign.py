@@ -12,12 +12,13 @@ import jsonschema
 import yaml
 
 from .emulator import PROFILE_KEYS
+from .experiment import SIZED
 from .topology import MODES, PATH_INDEX
 
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]i?B|B)?\s*$", re.I)
 SIZE_UNITS = {None: 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3,
               "kib": 1024, "mib": 1024**2, "gib": 1024**3}
-WORKLOADS = ("http", "ditg-netflix", "ditg-maps", "ditg-docs")
+WORKLOADS = ("http", "iperf3-up", "ditg-netflix", "ditg-maps", "ditg-docs")
 
 _num = {"type": "number", "minimum": 0}
 _loss = {"oneOf": [
@@ -295,9 +296,9 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
         if r["scenario"] not in doc["scenarios"]:
             raise CampaignError(f"{where_sc}: runs.{i}.scenario: unknown scenario {r['scenario']!r}")
         wl = r.get("workload", "http")
-        if wl == "http":
+        if wl in SIZED:
             if "size" not in r:
-                raise CampaignError(f"{where_sc}: runs.{i}.size: required for the http workload")
+                raise CampaignError(f"{where_sc}: runs.{i}.size: required for the {wl} workload")
             if parse_size(r["size"]) <= 0:
                 raise CampaignError(f"{where_sc}: runs.{i}.size: size must be > 0 (got {r['size']!r})")
         need = {"SP-wifi": ["wifi"], "SP-lte": ["lte"]}.get(r["mode"], ["wifi", "lte"])
@@ -373,8 +374,8 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None):
     for r in doc.get("runs") or []:
         wl = r.get("workload", "http")
         explicit.append(spec(r["id"], r["scenario"], mode=r["mode"], workload=wl,
-                             size_bytes=parse_size(r["size"]) if wl == "http" else 0,
-                             duration_s=r.get("duration_s", 30) if wl != "http" else 0,
+                             size_bytes=parse_size(r["size"]) if wl in SIZED else 0,
+                             duration_s=r.get("duration_s", 30) if wl not in SIZED else 0,
                              primary_path=r.get("primary_path", "wifi"), repetition=r.get("repetition", 1),
                              seed=seed, congestion_control=r.get("congestion_control", cc),
                              force_tbf=r.get("force_tbf", doc.get("force_tbf", False))))
@@ -449,7 +450,7 @@ def path_estimate(profile: dict, base_dir: Path | None = None) -> tuple[float, f
 
 def estimate_s(spec, base_dir: Path | None = None) -> float:
     """Rough wall time of one run (seconds): set-up/teardown plus the workload."""
-    if spec.workload != "http":
+    if spec.workload not in SIZED:
         return RUN_OVERHEAD_S["ditg"] + spec.duration_s
     base = Path(spec.base_dir) if spec.base_dir else base_dir
     paths = spec.paths if spec.mode != "backup" else [spec.primary]

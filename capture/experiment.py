@@ -18,6 +18,7 @@ from .pcaps import Capture
 from .topology import Topology, sweep
 from .util import Interrupted, block_signals, log, unblock_signals
 
+SIZED = ("http", "iperf3-up")  # workloads that move a given number of bytes
 DONE = ".done"        # marker written last: a run folder with it is finished
 STARTED = ".started"  # marker written first: a folder with only this is a half run
 
@@ -29,8 +30,8 @@ class RunSpec:
     scenario: str
     mode: str                          # SP-wifi, SP-lte, MP-2, MP-4, backup
     profiles: dict[str, dict]          # path -> link profile
-    workload: str = "http"             # http | ditg-netflix | ditg-maps | ditg-docs
-    size_bytes: int = 0                # http only
+    workload: str = "http"             # http | iperf3-up | ditg-netflix | ditg-maps | ditg-docs
+    size_bytes: int = 0                # http and iperf3-up only
     duration_s: float = 0              # ditg only
     primary_path: str = "wifi"
     repetition: int = 1
@@ -95,7 +96,7 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         if spec.scheduler != "default":
             sysctls["net.mptcp.scheduler"] = spec.scheduler
     topo = Topology(run_id=spec.run_id, paths=spec.paths, mode=spec.mode, primary=spec.primary,
-                    initiator="client" if spec.workload == "http" else "server",
+                    initiator="server" if spec.workload.startswith("ditg-") else "client",
                     bridge_paths=[p for p, k in kinds.items() if k == "tbf"],
                     sysctls=sysctls, route_metrics=route_metrics)
     emus: list[PathEmulator] = []
@@ -105,8 +106,8 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         "mode": spec.mode, "transport": "mptcp" if spec.mptcp else "tcp",
         "congestion_control": spec.congestion_control, "scheduler": spec.scheduler,
         "path_manager": "kernel", "primary_path": spec.primary, "workload": spec.workload,
-        "size_bytes": spec.size_bytes if spec.workload == "http" else None,
-        "duration_s": spec.duration_s if spec.workload != "http" else None,
+        "size_bytes": spec.size_bytes if spec.workload in SIZED else None,
+        "duration_s": spec.duration_s if spec.workload not in SIZED else None,
         "repetition": spec.repetition, "order_index": spec.order_index, "seed": spec.seed,
         "scale": spec.scale, "link_profiles": dict(spec.profile_names),
         "started_at": now_iso(),
@@ -129,6 +130,9 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         if spec.workload == "http":
             result = workloads.http_download(topo.client_ns, topo.server_ns, topo.service_addr, bind,
                                              spec.size_bytes, spec.mptcp, work, spec.seed, spec.timeout_s)
+        elif spec.workload == "iperf3-up":
+            result = workloads.iperf3_upload(topo.client_ns, topo.server_ns, topo.service_addr, bind,
+                                             spec.size_bytes, spec.mptcp, work, spec.timeout_s)
         elif spec.workload.startswith("ditg-"):
             result = workloads.ditg(topo.client_ns, topo.server_ns, bind, spec.workload[5:],
                                     spec.duration_s, spec.mptcp, run_dir, spec.seed)
