@@ -7,7 +7,6 @@ that yields nothing leaves the database byte-identical. A seeded random byte-fli
 loop adds cases nobody thought of."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -18,7 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 from scapy.all import IP, UDP, Ether, Raw, wrpcap
 
@@ -26,6 +24,7 @@ from pcapgen import write
 from pipeline import cli, tables
 from test_metrics_synthetic import single_path, two_subflows
 from test_run_folder import DITG
+from test_store import digest, q
 
 GOOD_METRICS = ("SELECT direction, subflow_id, data_packets, retransmitted_packets, payload_bytes, loss_rate, "
                 "rtt_samples, traffic_share FROM subflows WHERE trace LIKE '%/good-server.pcap' ORDER BY ALL")
@@ -317,18 +316,6 @@ CASES = {
     "run-without-pcaps": (lambda d, out: (out / "no-pcaps").mkdir() or out / "no-pcaps",
                           r"no \.pcap or \.pcapng file", True),
 }
-
-
-def q(db, sql):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
-def digest(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
 @pytest.mark.parametrize("case", list(CASES))
