@@ -215,6 +215,24 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* one JSON line on stdout: what the program did while registered */
+static void print_stats(struct bpf_object *obj)
+{
+	static const char *names[MPL_ST_N] = MPL_STAT_NAMES;
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "mpl_stats");
+
+	printf("{\"stats\": {");
+	for (__u32 i = 0; i < MPL_ST_N; i++) {
+		__u64 v = 0;
+
+		if (m)
+			bpf_map_lookup_elem(bpf_map__fd(m), &i, &v);
+		printf("%s\"%s\": %llu", i ? ", " : "", names[i], (unsigned long long)v);
+	}
+	printf("}}\n");
+	fflush(stdout);
+}
+
 static int cmd_probe(const char *path)
 {
 	struct bpf_object *obj;
@@ -332,6 +350,7 @@ static int cmd_load(const char *path, const char *ready, const char *trace)
 		ring_buffer__free(rb);
 		fclose(trace_out);
 	}
+	print_stats(obj);
 	close(link_fd);   /* unregisters: sockets using it keep it until they close */
 	for (int i = 0; i < 50 && cc_listed(name) == 1; i++)
 		usleep(20000);

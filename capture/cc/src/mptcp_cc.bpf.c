@@ -81,6 +81,21 @@ struct {
 	__uint(max_entries, 1 << 22);
 } mpl_events SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MPL_ST_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} mpl_stats SEC(".maps");
+
+static __always_inline void count(__u32 what)
+{
+	__u64 *v = bpf_map_lookup_elem(&mpl_stats, &what);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
 	return (struct tcp_sock *)sk;
@@ -390,14 +405,19 @@ void BPF_PROG(mpl_init, struct sock *sk)
 	p->magic = 0;
 	p->cnt = 0;
 	p->loss1 = p->loss2 = p->loss3 = tp->snd_una;
-	if (!conn)
+	if (!conn) {
+		count(MPL_ST_PLAIN_TCP);
 		return;   /* plain TCP: Reno */
+	}
 	c = bpf_map_lookup_elem(&mpl_conns, &conn);
 	if (!c) {
-		bpf_map_update_elem(&mpl_conns, &conn, &zero, BPF_NOEXIST);
+		if (!bpf_map_update_elem(&mpl_conns, &conn, &zero, BPF_NOEXIST))
+			count(MPL_ST_CONNS);
 		c = bpf_map_lookup_elem(&mpl_conns, &conn);
-		if (!c)
+		if (!c) {
+			count(MPL_ST_NO_SLOT);
 			return;
+		}
 	}
 	for (int k = 0; k < MPL_MAX_SUBFLOWS; k++) {
 		if (__sync_val_compare_and_swap(&c->slot[k].sk, 0, id) == 0) {
@@ -405,10 +425,12 @@ void BPF_PROG(mpl_init, struct sock *sk)
 			p->idx = k;
 			p->magic = MAGIC;
 			refresh(sk, p, &c->slot[k]);
+			count(MPL_ST_COUPLED);
 			return;
 		}
 	}
 	/* more subflows than slots: this one runs Reno */
+	count(MPL_ST_NO_SLOT);
 }
 
 SEC("struct_ops/mpl_release")
@@ -525,6 +547,9 @@ void BPF_PROG(mpl_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	tp->snd_cwnd = cwnd;
 	p->cnt = cnt;
 	s->cwnd = cwnd < CWND_MAX ? cwnd : CWND_MAX;
+	count(MPL_ST_STEPS);
+	if (ev.n > 1)
+		count(MPL_ST_STEPS_MULTI);
 	if (tracing()) {
 		ev.cwnd_after = cwnd;
 		ev.cnt_after = cnt;
@@ -553,6 +578,7 @@ __u32 BPF_PROG(mpl_ssthresh, struct sock *sk)
 					a = 3 * Q16 / 2;
 				dec = (w * a) >> 17;
 				th = w > dec + 2 ? w - dec : 2;
+				count(MPL_ST_DECREASES);
 				if (tracing()) {
 					ev.cwnd_before = w;
 					ev.ssthresh = th;

@@ -9,6 +9,20 @@
 #define MPL_BALIA_ALPHA_MAX 16384   /* BALIA's alpha_r is capped here (keeps the Q16 maths in 64 bits) */
 
 enum mpl_alg { MPL_LIA = 1, MPL_OLIA = 2, MPL_BALIA = 3 };
+/* counters in the mpl_stats array map (index: what it counts) */
+enum mpl_stat {
+	MPL_ST_COUPLED = 0,      /* subflows that took a slot in their connection's entry */
+	MPL_ST_PLAIN_TCP,        /* plain TCP sockets (Reno) */
+	MPL_ST_NO_SLOT,          /* subflows beyond MPL_MAX_SUBFLOWS (Reno) */
+	MPL_ST_CONNS,            /* connection entries created */
+	MPL_ST_STEPS,            /* coupled congestion-avoidance steps */
+	MPL_ST_STEPS_MULTI,      /* ... of which with two or more subflows in the snapshot */
+	MPL_ST_DECREASES,        /* BALIA coupled decreases */
+	MPL_ST_N
+};
+#define MPL_STAT_NAMES {"subflows_coupled", "plain_tcp_sockets", "subflows_without_slot", \
+	"connections", "coupled_steps", "coupled_steps_multipath", "coupled_decreases"}
+
 enum mpl_event_kind { MPL_EV_INCREASE = 1, MPL_EV_DECREASE = 2 };
 
 /* One subflow's entry in its connection's state. The subflow writes it, every
