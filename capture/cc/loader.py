@@ -43,7 +43,8 @@ def probe(name: str) -> dict:
     if not BTF.exists():
         return {"ok": False, "reason": f"kernel without BTF ({BTF} missing): the BPF programs cannot be built"}
     if not LOADER.is_file() or not object_path(name).is_file():
-        return {"ok": False, "reason": f"not built ({object_path(name).relative_to(LOADER.parents[2])}): run `make cc`"}
+        missing = LOADER if not LOADER.is_file() else object_path(name)
+        return {"ok": False, "reason": f"not built ({missing} missing): run `make cc`"}
     if os.geteuid() != 0:
         return {"ok": False, "reason": "loading BPF struct_ops needs root (CAP_BPF and CAP_NET_ADMIN)"}
     try:
