@@ -172,3 +172,72 @@ def test_bpf_matches_model_on_a_real_connection(alg, tmp_path):
         assert e["cwnd"][e["self"]] == e["cwnd_before"]
         want = model.balia_ssthresh(e["cwnd"], e["srtt_us"], e["self"])
         assert abs(e["ssthresh"] - want) <= 1, (e, float(want))
+
+
+def _campaign(tmp_path, cc, size, rate=(20, 10)):
+    import yaml
+    doc = {"name": "cc", "seed": 1, "force_tbf": True, "congestion_control": cc,
+           "scenarios": {"s": {"wifi": {"rate_mbit": rate[0]}, "lte": {"rate_mbit": rate[1]}}},
+           "runs": [{"id": "mp2", "scenario": "s", "mode": "MP-2", "size": size},
+                    {"id": "sp", "scenario": "s", "mode": "SP-wifi", "size": size}]}
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    return f
+
+
+def _namespaces(prefix):
+    txt = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in txt.splitlines() if line.startswith(prefix)]
+
+
+@_testbed
+def test_campaign_runs_with_lia(tmp_path):
+    """congestion_control: lia in a campaign: registered for the run, used by both
+    subflows (program counters in meta.json), unregistered afterwards; single-path
+    TCP under lia runs Reno."""
+    _skip_unless_loadable("lia")
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", "capture", "run", str(_campaign(tmp_path, "lia", "3MB")),
+                        "--out", str(out), "--no-progress"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "lia" not in registered()
+    mp = json.loads((out / "cc" / "mp2" / "meta.json").read_text())
+    impl = mp["congestion_control_impl"]
+    assert mp["congestion_control"] == "lia" and impl["implementation"].startswith("BPF struct_ops")
+    assert impl["stats"]["subflows_coupled"] >= 2 and impl["stats"]["coupled_steps_multipath"] > 0, impl
+    assert mp["sysctls_applied"]["net.ipv4.tcp_congestion_control"] == "lia"
+    sp = json.loads((out / "cc" / "sp" / "meta.json").read_text())
+    assert sp["congestion_control_impl"]["stats"]["plain_tcp_sockets"] >= 1
+    assert sp["congestion_control_impl"]["stats"]["subflows_coupled"] == 0
+
+
+@_testbed
+def test_interrupted_run_unregisters(tmp_path):
+    """SIGTERM mid-download: the run cleans up, olia is no longer registered, no
+    namespace is left."""
+    _skip_unless_loadable("olia")
+    out = tmp_path / "out"
+    f = _campaign(tmp_path, "olia", "8MB", rate=(2, 1))
+    p = subprocess.Popen([sys.executable, "-m", "capture", "run", str(f), "--out", str(out), "--no-progress",
+                          "--only", "mp2"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    prefix = f"mpl-{p.pid}-"
+    try:
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            pc = out / "cc" / "mp2" / "client-wifi.pcap"
+            if "olia" in registered() and _namespaces(prefix) and pc.exists() and pc.stat().st_size > 20000:
+                break
+            assert p.poll() is None, p.communicate()
+            time.sleep(0.1)
+        else:
+            pytest.fail("run did not start within 30 s")
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert rc == 130, p.stderr.read()
+    assert "olia" not in registered()
+    assert _namespaces(prefix) == []
