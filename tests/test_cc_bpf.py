@@ -50,16 +50,21 @@ def test_loads_and_unregisters(name):
     assert set(r.stats) >= {"subflows_coupled", "plain_tcp_sockets", "coupled_steps"}
 
 
+def _until(pred, timeout: float = 2.0) -> bool:
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def test_sigkill_of_the_loader_unregisters():
     _skip_unless_loadable("lia")
     r = Registered("lia").start()
     try:
         os.kill(r.proc.pid, signal.SIGKILL)   # the link's last descriptor closes
-        for _ in range(100):
-            if "lia" not in registered():
-                break
-            time.sleep(0.02)
-        assert "lia" not in registered()
+        assert _until(lambda: "lia" not in registered())
     finally:
         r.stop()
 
@@ -74,18 +79,11 @@ def test_sigkill_of_the_parent_unregisters(tmp_path):
             "Registered('olia').start(); open(%r, 'w').write('x'); time.sleep(60)\n") % (str(REPO), str(ready))
     p = subprocess.Popen([sys.executable, "-c", code])
     try:
-        for _ in range(500):
-            if ready.exists():
-                break
-            time.sleep(0.02)
+        assert _until(ready.exists, 10)
         assert "olia" in registered()
         p.kill()
         p.wait(5)
-        for _ in range(100):
-            if "olia" not in registered():
-                break
-            time.sleep(0.02)
-        assert "olia" not in registered()
+        assert _until(lambda: "olia" not in registered())
     finally:
         if p.poll() is None:
             p.kill()
