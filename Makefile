@@ -10,7 +10,7 @@ LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs captu
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
 
-.PHONY: test reproduce-all system venv linkem bench clean
+.PHONY: test reproduce-all system venv linkem cc bench clean
 
 system:
 	@scripts/setup-system.sh
@@ -29,11 +29,16 @@ linkem:
 	@if [ -f capture/linkem/Cargo.toml ]; then scripts/check-rust.sh capture/linkem && \
 		cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
 
-test: system venv linkem
+# The BPF congestion controls (capture/cc: lia, olia, balia) and their loader;
+# skipped with a message on a kernel without BTF.
+cc: system
+	@$(MAKE) --no-print-directory -C capture/cc
+
+test: system venv linkem cc
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	$(BIN)/pytest -ra
 
-reproduce-all: system venv linkem
+reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all
 
 bench: system venv

@@ -19,18 +19,28 @@ declare -A PKG=(
   [ITGSend]=d-itg [ITGRecv]=d-itg [ITGDec]=d-itg
   [mptcpize]=mptcpize [ethtool]=ethtool [ip]=iproute2 [tc]=iproute2 [ss]=iproute2 [sysctl]=procps
   [nginx]=nginx [wget]=wget [iperf3]=iperf3 [chromium]=chromium
+  [clang]=clang [bpftool]=bpftool
+)
+# file -> Debian package, for what is not a command (headers, libraries)
+declare -A FILEPKG=(
+  [/usr/include/bpf/libbpf.h]=libbpf-dev
 )
 # Commands not on a non-root PATH live in the sbin directories.
 export PATH="$PATH:/usr/sbin:/sbin"
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
-missing_cmds() {
-  local cmd
+missing_cmds() {  # missing commands and files, one a line
+  local cmd f
   for cmd in "${!PKG[@]}"; do
     have "$cmd" || echo "$cmd"
   done | sort
+  for f in "${!FILEPKG[@]}"; do
+    [ -e "$f" ] || echo "$f"
+  done | sort
 }
+
+pkg_of() { echo "${PKG[$1]:-${FILEPKG[$1]:-}}"; }
 
 # `python3 -m venv` (the Makefile's next step) needs ensurepip, which Debian ships in
 # python3-venv; a python3 of its own (pyenv, conda) brings it along.
@@ -45,7 +55,7 @@ report_missing() {  # $1: headline; stdin: missing commands
     [ -n "$cmd" ] || continue
     [ $any -eq 1 ] || echo "error: $1" >&2
     any=1
-    echo "  $cmd (Debian package ${PKG[$cmd]})" >&2
+    echo "  $cmd (Debian package $(pkg_of "$cmd"))" >&2
   done
   return $any
 }
@@ -53,6 +63,7 @@ report_missing() {  # $1: headline; stdin: missing commands
 case "${1:-}" in
   --map)
     for cmd in "${!PKG[@]}"; do echo "$cmd ${PKG[$cmd]}"; done | sort
+    for f in "${!FILEPKG[@]}"; do echo "$f ${FILEPKG[$f]}"; done | sort
     exit 0 ;;
   --check)
     rc=0
@@ -67,7 +78,7 @@ esac
 
 mapfile -t cmds < <(missing_cmds)
 pkgs=()
-for cmd in "${cmds[@]}"; do pkgs+=("${PKG[$cmd]}"); done
+for cmd in "${cmds[@]}"; do pkgs+=("$(pkg_of "$cmd")"); done
 venv_pkg=$(venv_missing)
 [ -z "$venv_pkg" ] || pkgs+=("$venv_pkg")
 mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sed '/^$/d' | sort -u)

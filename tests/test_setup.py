@@ -33,8 +33,9 @@ def _usrmerge_aliases(path: str) -> list[str]:
 
 
 def owners(cmd: str) -> set[str] | None:
-    """Debian packages owning the file ``cmd`` runs (None when dpkg knows none)."""
-    found = shutil.which(cmd, path=SBIN_PATH)
+    """Debian packages owning the file ``cmd`` runs, or the file ``cmd`` names (None
+    when dpkg knows none)."""
+    found = cmd if cmd.startswith("/") else shutil.which(cmd, path=SBIN_PATH)
     candidates = []
     for p in dict.fromkeys([found, os.path.realpath(found)]):
         candidates += _usrmerge_aliases(p)
@@ -56,7 +57,7 @@ def owners(cmd: str) -> set[str] | None:
 def test_package_map_matches_dpkg_for_every_installed_command():
     checked, wrong = [], []
     for cmd, pkg in package_map().items():
-        if shutil.which(cmd, path=SBIN_PATH) is None:
+        if not (os.path.exists(cmd) if cmd.startswith("/") else shutil.which(cmd, path=SBIN_PATH)):
             continue  # not installed here: nothing to compare
         got = owners(cmd)
         if got is None:
