@@ -14,16 +14,16 @@ share on wifi than uncoupled Reno's) and leaves more to the TCP flows.
 
 Jitter (default ±1 ms uniform each way, no reordering, linkem's ``jitter_ms``): on a
 perfectly deterministic link, drop-tail "phase effects" (Floyd & Jacobson 1992) and
-not the congestion controls decide who loses. Measured without jitter (issue 12
-investigation, scratch tools in the note): the two subflows of one MPTCP connection
+not the congestion controls decide who loses. Measured without jitter (issue 12,
+from pcaps at both ends of the link): the two subflows of one MPTCP connection
 sit interleaved in the queue (runs of ~5 packets) while the TCP flow's packets come in
 runs of ~15-20; overflows then hit both subflows and spare the TCP flow in about half
-of them, each subflow has ~1.8x the TCP flow's loss events, and uncoupled Reno gets
-R = 1.0-1.2 instead of ~2. Two separate single-subflow MPTCP connections on the same
-deterministic link get R = 2.1, and with 1 ms of jitter (more than the 0.6 ms a
-1500-byte packet takes at 20 Mbit/s, the randomisation Floyd & Jacobson prescribe)
-the loss events even out and uncoupled Reno gets ~1.9. ``--jitter-ms 0`` runs the
-deterministic link.
+of them, each subflow has 1.5-2x the TCP flow's loss events, and uncoupled Reno gets
+R = 1.0-1.4 instead of ~2. Two separate single-subflow MPTCP connections on the same
+deterministic link get R = 2.1 (one run); with 1 ms of jitter (more than the 0.6 ms
+a 1500-byte packet takes at 20 Mbit/s, the randomisation Floyd & Jacobson prescribe)
+the loss events even out and uncoupled Reno gets 1.5-2.5 per run. ``--jitter-ms 0``
+runs the deterministic link.
 
 Each configuration runs ``--runs`` times (interleaved); the figures are medians.
 Needs root, upstream MPTCP, linkem (make linkem) and the BPF programs (make cc);
