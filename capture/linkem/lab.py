@@ -95,8 +95,8 @@ class Topology:
         ready = self.tmp / f"ready{i}"
         err = open(self.tmp / f"linkem{i}.stderr", "w")
         p = self.popen(self.emus[i], str(LINKEM), "--client-if", "c", "--server-if", "s",
-                       "--config", str(cfg), "--log", str(log), "--ready-file", str(ready), *extra,
-                       stderr=err)
+                       "--config", str(cfg), "--log", str(log), "--ready-file", str(ready),
+                       "--stats", str(self.stats_path(i)), *extra, stderr=err)
         deadline = time.time() + timeout
         while not ready.exists():
             if p.poll() is not None:
@@ -105,6 +105,10 @@ class Topology:
                 raise RuntimeError("linkem did not become ready")
             time.sleep(0.01)
         return p
+
+    def stats_path(self, i: int) -> Path:
+        """linkem's --stats JSON of path i (written when it exits)."""
+        return self.tmp / f"linkem{i}.stats.json"
 
     def stop(self, p: subprocess.Popen, timeout: float = 10.0) -> int:
         if p.poll() is None:
