@@ -154,6 +154,17 @@ impl DirectionCore {
         }
     }
 
+    /// A lower bound of (departure - arrival) for any frame: the delay minus
+    /// the most the jitter can take off (normal jitter is unbounded: 0).
+    pub fn min_latency_ns(&self) -> i64 {
+        let off = match self.cfg.jitter_dist {
+            _ if self.cfg.jitter_ns <= 0 => 0,
+            JitterDist::Uniform => self.cfg.jitter_ns,
+            JitterDist::Normal => i64::MAX,
+        };
+        self.cfg.delay_ns.saturating_sub(off).max(0)
+    }
+
     /// A frame scheduled to leave at `scheduled_ns` (from `on_arrival`) left at `sent_ns`.
     pub fn on_departure(&mut self, scheduled_ns: i64, sent_ns: i64) {
         self.late.record(scheduled_ns, sent_ns);
@@ -164,7 +175,6 @@ impl DirectionCore {
         self.lag.record(arrival_ns, read_ns);
     }
 
-    #[allow(dead_code)]
     pub fn config(&self) -> &DirConfig {
         &self.cfg
     }

@@ -271,3 +271,16 @@ fn stall_intervals_are_bounded() {
     assert_eq!(l.n_intervals(), crate::stalls::MAX_INTERVALS as u64 + 5);
     assert_eq!(l.late, crate::stalls::MAX_INTERVALS as u64 + 5);
 }
+
+#[test]
+fn min_latency_bounds_every_departure() {
+    for (jitter, dist, reorder) in [(0, JitterDist::Uniform, false), (3 * MS, JitterDist::Uniform, true), (3 * MS, JitterDist::Normal, true)] {
+        let mut c = core(DirConfig { delay_ns: 10 * MS, jitter_ns: jitter, jitter_dist: dist, reorder, rate: Rate::Fixed(50e6), ..Default::default() });
+        let m = c.min_latency_ns();
+        assert_eq!(m, match (jitter, dist) { (0, _) => 10 * MS, (_, JitterDist::Uniform) => 7 * MS, _ => 0 });
+        for i in 0..2000 {
+            let t = i * 300_000;
+            assert!(fwd(c.on_arrival(t, FULL)) - t >= m);
+        }
+    }
+}

@@ -44,8 +44,10 @@ OPTIONS:
   --ready-file PATH    created (empty) once both sockets are open and forwarding
   --rt-prio N          SCHED_FIFO priority of the forwarding thread (default 20;
                        0 = normal scheduling). Falls back with a warning.
-  --spin-us N          busy-wait this long before a departure instead of sleeping
-                       (default 10); 0 = sleep only (less CPU, less precise)
+  --spin-us N          busy-wait at most this long before a departure (default
+                       10): the loop wakes as much before a departure as its
+                       recent wake-ups were late (capped here) and spins the
+                       rest; 0 = sleep only (less CPU, later departures)
   -h, --help           this text
   -V, --version        version
 
@@ -203,7 +205,7 @@ fn main() {
         Direction::new("down", DirectionCore::new(cfg.down.clone(), cfg.seed, 0)),
         Direction::new("up", DirectionCore::new(cfg.up.clone(), cfg.seed, 1)),
     ];
-    let mut path = Path::new([sock_s, sock_c], dirs, Clock { start, offset }, args.spin_us * 1000, wake_fd, Batcher::new(tx));
+    let mut path = Path::new([sock_s, sock_c], dirs, Clock { start, offset }, args.spin_us * 1000, wake_fd, Batcher::new(tx)).unwrap_or_else(|e| fail(e));
     let rt = args.rt_prio;
     let fwd = std::thread::Builder::new()
         .name("fwd".into())
@@ -239,6 +241,7 @@ fn main() {
     unsafe { libc::eventfd_write(wake_fd, 1) };
     let (path, ok) = fwd.join().unwrap();
     let wall_s = (mono_ns() - start) as f64 / 1e9;
+    eprintln!("linkem: sleeps ended by an arrival {}, by the timeout {}; spin turns {}", path.wakes[0], path.wakes[1], path.wakes[2]);
     let (user_s, system_s) = cpu_seconds();
     let sock_names = [&args.server_if, &args.client_if];
     let mut js = serde_json::Map::new();
@@ -282,6 +285,8 @@ fn main() {
             }),
         );
     }
+    js.insert("loop".into(), serde_json::json!({"sleeps_ended_by_arrival": path.wakes[0], "sleeps_timed": path.wakes[1],
+        "spin_turns": path.wakes[2], "wake_late_us": path.wake_late_ns() as f64 / 1e3}));
     js.insert("cpu".into(), serde_json::json!({"user_s": user_s, "system_s": system_s, "wall_s": wall_s,
         "pct_of_one_core": if wall_s > 0.0 { (user_s + system_s) / wall_s * 100.0 } else { 0.0 }}));
     drop(path);
