@@ -35,9 +35,11 @@ def write_tables(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike) ->
 
 
 def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
+    """Every table of a folder, in the current schema (columns added since the folder
+    was written come back as nulls, so older folders load beside new ones)."""
     d = Path(table_dir)
-    return {n: pl.read_parquet(d / f"{n}.parquet") if (d / f"{n}.parquet").exists() else schema.empty(n)
-            for n in schema.TABLES}
+    return {n: schema.conform(n, pl.read_parquet(d / f"{n}.parquet")) if (d / f"{n}.parquet").exists()
+            else schema.empty(n) for n in schema.TABLES}
 
 
 def write_duckdb(tables: dict[str, pl.DataFrame], db: str | os.PathLike) -> Path:
