@@ -22,6 +22,7 @@ rule run_tables:
 rule load_db:
     """All per-run tables (+ data/reference when not capturing) -> the single DuckDB file the notebooks read."""
     input:
+        captured_campaigns,
         db_table_files,
     output:
         DB,
