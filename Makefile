@@ -7,6 +7,8 @@ STAMP   := $(VENV)/.installed
 CORES   ?= all
 LINKEM  := capture/linkem/target/release/linkem
 LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs capture/linkem/src/**/*.rs)
+# rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
+export PATH := $(PATH):$(HOME)/.cargo/bin
 
 .PHONY: test reproduce-all system venv linkem cc bench clean
 
@@ -17,13 +19,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python scripts/check-python.py
 	touch $(STAMP)
 
 venv: $(STAMP)
 
 # The native link emulator (capture/linkem), built when its sources exist.
 linkem:
-	@if [ -f capture/linkem/Cargo.toml ]; then cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
+	@if [ -f capture/linkem/Cargo.toml ]; then scripts/check-rust.sh capture/linkem && \
+		cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
 
 # The BPF congestion controls (capture/cc: lia, olia, balia) and their loader;
 # skipped with a message on a kernel without BTF.

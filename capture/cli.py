@@ -19,7 +19,7 @@ def _prereqs() -> list[str]:
     errs = []
     if os.geteuid() != 0:
         errs.append("must run as root (network namespaces)")
-    for t in ("ip", "tc", "tcpdump", "mergecap", "ethtool", "mptcpize", "nginx", "wget", "ss"):
+    for t in ("ip", "tc", "tcpdump", "mergecap", "ethtool", "mptcpize", "nginx", "wget", "ss", "iperf3"):
         if not shutil.which(t) and not os.path.exists(f"/usr/sbin/{t}"):
             errs.append(f"missing tool: {t} (scripts/setup-system.sh installs it)")
     return errs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .spec import RunSpec, direction, expand, load
+from .spec import SIZED, RunSpec, direction, expand, load
 
 RUN_OVERHEAD_S = {"http": 3.5, "ditg": 4.5}  # namespaces, linkem, tcpdump, teardown (measured here)
 
@@ -38,7 +38,7 @@ def path_estimate(profile: dict, base_dir: Path | None = None) -> tuple[float, f
 
 def estimate_s(spec: RunSpec, base_dir: Path | None = None) -> float:
     """Rough wall time of one run (seconds): set-up/teardown plus the workload."""
-    if spec.workload != "http":
+    if spec.workload not in SIZED:
         return RUN_OVERHEAD_S["ditg"] + spec.duration_s
     base = Path(spec.base_dir) if spec.base_dir else base_dir
     paths = spec.paths if spec.mode != "backup" else [spec.primary]

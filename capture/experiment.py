@@ -16,7 +16,7 @@ from .cc import is_bpf
 from .cc.loader import Registered
 from .emulator import PathEmulator, choose_kind
 from .pcaps import Capture
-from .spec import RunSpec
+from .spec import SIZED, RunSpec
 from .topology import Topology, sweep
 from .util import Interrupted, block_signals, log, unblock_signals
 
@@ -61,7 +61,7 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         if spec.scheduler != "default":
             sysctls["net.mptcp.scheduler"] = spec.scheduler
     topo = Topology(run_id=spec.run_id, paths=spec.paths, mode=spec.mode, primary=spec.primary,
-                    initiator="client" if spec.workload == "http" else "server",
+                    initiator="server" if spec.workload.startswith("ditg-") else "client",
                     bridge_paths=[p for p, k in kinds.items() if k == "tbf"],
                     sysctls=sysctls, route_metrics=route_metrics)
     emus: list[PathEmulator] = []
@@ -71,8 +71,8 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         "mode": spec.mode, "transport": "mptcp" if spec.mptcp else "tcp",
         "congestion_control": spec.congestion_control, "scheduler": spec.scheduler,
         "path_manager": "kernel", "primary_path": spec.primary, "workload": spec.workload,
-        "size_bytes": spec.size_bytes if spec.workload == "http" else None,
-        "duration_s": spec.duration_s if spec.workload != "http" else None,
+        "size_bytes": spec.size_bytes if spec.workload in SIZED else None,
+        "duration_s": spec.duration_s if spec.workload not in SIZED else None,
         "repetition": spec.repetition, "order_index": spec.order_index, "seed": spec.seed,
         "scale": spec.scale, "link_profiles": dict(spec.profile_names),
         "started_at": now_iso(), "attempt": len(attempts or []) + 1, "earlier_attempts": list(attempts or []),
@@ -98,6 +98,9 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         if spec.workload == "http":
             result = workloads.http_download(topo.client_ns, topo.server_ns, topo.service_addr, bind,
                                              spec.size_bytes, spec.mptcp, work, spec.seed, spec.timeout_s)
+        elif spec.workload == "iperf3-up":
+            result = workloads.iperf3_upload(topo.client_ns, topo.server_ns, topo.service_addr, bind,
+                                             spec.size_bytes, spec.mptcp, work, spec.timeout_s)
         elif spec.workload.startswith("ditg-"):
             result = workloads.ditg(topo.client_ns, topo.server_ns, bind, spec.workload[5:],
                                     spec.duration_s, spec.mptcp, run_dir, spec.seed)

@@ -43,6 +43,7 @@ def _load_schema() -> dict:
 SCHEMA = _load_schema()
 SCALES = tuple(SCHEMA["properties"]["scales"]["propertyNames"]["enum"])
 WORKLOADS = tuple(SCHEMA["definitions"]["workload"]["enum"])
+SIZED = ("http", "iperf3-up")  # workloads given a size (bytes to move)
 SIZE_RE = re.compile(SCHEMA["definitions"]["size"]["oneOf"][1]["pattern"], re.I)
 SIZE_UNITS = {None: 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3,
               "kib": 1024, "mib": 1024**2, "gib": 1024**3}
@@ -72,8 +73,8 @@ class RunSpec:
     scenario: str
     mode: str                          # a key of MODE_PATHS
     profiles: dict[str, dict]          # path -> link profile
-    workload: str = "http"             # http | ditg-netflix | ditg-maps | ditg-docs
-    size_bytes: int = 0                # http only
+    workload: str = "http"             # http | iperf3-up | ditg-netflix | ditg-maps | ditg-docs
+    size_bytes: int = 0                # http and iperf3-up only
     duration_s: float = 0              # ditg only
     primary_path: str = "wifi"
     repetition: int = 1
@@ -300,9 +301,9 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
         if r["scenario"] not in doc["scenarios"]:
             raise CampaignError(f"{where_sc}: runs.{i}.scenario: unknown scenario {r['scenario']!r}")
         wl = r.get("workload", "http")
-        if wl == "http":
+        if wl in SIZED:
             if "size" not in r:
-                raise CampaignError(f"{where_sc}: runs.{i}.size: required for the http workload")
+                raise CampaignError(f"{where_sc}: runs.{i}.size: required for the {wl} workload")
             if parse_size(r["size"]) <= 0:
                 raise CampaignError(f"{where_sc}: runs.{i}.size: size must be > 0 (got {r['size']!r})")
         for p in MODE_PATHS[r["mode"]]:
@@ -375,8 +376,8 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None) ->
     for r in doc.get("runs") or []:
         wl = r.get("workload", "http")
         explicit.append(spec(r["id"], r["scenario"], mode=r["mode"], workload=wl,
-                             size_bytes=parse_size(r["size"]) if wl == "http" else 0,
-                             duration_s=r.get("duration_s", 30) if wl != "http" else 0,
+                             size_bytes=parse_size(r["size"]) if wl in SIZED else 0,
+                             duration_s=r.get("duration_s", 30) if wl not in SIZED else 0,
                              primary_path=r.get("primary_path", "wifi"), repetition=r.get("repetition", 1),
                              seed=seed, congestion_control=r.get("congestion_control", cc),
                              force_tbf=r.get("force_tbf", doc.get("force_tbf", False))))

@@ -1,8 +1,10 @@
-"""Workloads: HTTP download (nginx + wget, through ``mptcpize`` for MPTCP) and D-ITG
-application traffic (ITGRecv on the client, ITGSend on the server, ITGDec output kept)."""
+"""Workloads: HTTP download (nginx + wget, through ``mptcpize`` for MPTCP), an iperf3
+upload (the client sends, as iperf3 does by default) and D-ITG application traffic
+(ITGRecv on the client, ITGSend on the server, ITGDec output kept)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import subprocess
@@ -12,6 +14,7 @@ from pathlib import Path
 from .util import CommandError, Proc, log, out, sh, wait_for
 
 HTTP_PORT = 80
+IPERF_PORT = 5201
 ITG_PORT = 8999
 ITG_SIG_PORT = 9000
 
@@ -107,6 +110,52 @@ def http_download(client_ns: str, server_ns: str, server_addr: str, bind_addr: s
         return res
     finally:
         nginx.stop()
+
+
+# ---------------------------------------------------------------------- iperf3
+
+
+def iperf3_upload(client_ns: str, server_ns: str, server_addr: str, bind_addr: str,
+                  size: int, mptcp: bool, work: Path, timeout: float) -> dict:
+    """The client sends ``size`` bytes to ``iperf3 -s`` (one test, then the server exits).
+
+    iperf3 opens a control connection and one data connection; both go through
+    ``mptcpize`` for MPTCP (Debian 12's iperf3 3.12 has no --mptcp option).
+    """
+    pre = ["mptcpize", "run"] if mptcp else []
+    srv_out = work / "iperf3-server.json"
+    srv = Proc("iperf3-server", pre + ["iperf3", "-s", "-1", "-J", "-p", str(IPERF_PORT)], ns=server_ns,
+               stdout=srv_out, stderr=work / "iperf3-server.stderr")
+    try:
+        wait_for(lambda: listening(server_ns, IPERF_PORT) or not srv.alive(), 10, "iperf3 to listen")
+        if not srv.alive():
+            raise CommandError(f"iperf3 -s exited: {(work / 'iperf3-server.stderr').read_text(errors='replace')}")
+        cmd = pre + ["iperf3", "-c", server_addr, "-p", str(IPERF_PORT), "-B", bind_addr, "-n", str(size), "-J"]
+        t0 = time.time()
+        p = sh(cmd, ns=client_ns, check=False, timeout=timeout + 30)
+        t1 = time.time()
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    finally:
+        srv.stop()
+    try:
+        report = json.loads(p.stdout)
+        sent = int(report["end"]["sum_sent"]["bytes"])
+        received = int(report["end"]["sum_received"]["bytes"])
+    except (ValueError, KeyError, TypeError):
+        raise CommandError(f"iperf3 failed (rc {p.returncode}): {p.stdout[-300:]} {p.stderr[-300:]}") from None
+    # iperf3's server reports what it had read when the client ended the test, which on
+    # a path with a long queue is less than what TCP then delivers; the client's count of
+    # bytes handed to TCP and a clean exit are what say the upload ran.
+    res = {"workload": "iperf3-up", "tool": "iperf3", "mptcpize": mptcp, "command": " ".join(cmd),
+           "iperf3_rc": p.returncode, "size_bytes": size, "sent_bytes": sent,
+           "server_reported_bytes": received, "complete": p.returncode == 0 and sent >= size,
+           "wall_start_s": t0, "wall_end_s": t1, "wall_time_s": t1 - t0}
+    if not res["complete"]:
+        raise CommandError(f"upload incomplete: {sent}/{size} bytes sent, iperf3 rc {p.returncode}")
+    return res
 
 
 # ---------------------------------------------------------------------- D-ITG

@@ -68,7 +68,7 @@ dl_source = f"""
     SELECT {CONFIG} AS config, r.size_bytes, {SIZE_LABEL_SQL.replace('size_bytes', 'r.size_bytes')} AS size,
            c.download_time_s
     FROM connections c JOIN runs r USING (run_id)
-    WHERE c.vantage = 'client' AND r.run_id IN ({RUNS})"""
+    WHERE c.vantage = 'client' AND c.direction = 'down' AND r.run_id IN ({RUNS})"""
 dl = query(quantiles_sql("download_time_s", dl_source, ["config", "size_bytes", "size"]))
 render(
     dl,
@@ -91,7 +91,7 @@ share_source = f"""
         SELECT s.run_id, s.conn_id, s.vantage,
                sum(s.payload_bytes) FILTER (WHERE s.path NOT ILIKE 'wifi%') AS cell,
                sum(s.payload_bytes) AS total
-        FROM subflows s GROUP BY ALL),
+        FROM subflows s WHERE s.direction = 'down' GROUP BY ALL),
     best AS (SELECT *, row_number() OVER (PARTITION BY run_id, conn_id
                                           ORDER BY vantage = 'server' DESC) AS k FROM s)
     SELECT {CONFIG} AS config, r.size_bytes, {SIZE_LABEL_SQL.replace('size_bytes', 'r.size_bytes')} AS size,
@@ -117,7 +117,7 @@ render(
 rtt_source = f"""
     SELECT s.path, r.size_bytes, {SIZE_LABEL_SQL.replace('size_bytes', 'r.size_bytes')} AS size, s.rtt_ms
     FROM rtt_samples s JOIN runs r USING (run_id)
-    WHERE r.mode LIKE 'MP%' AND r.size_bytes >= 524288 AND r.run_id IN ({RUNS})"""
+    WHERE s.direction = 'down' AND r.mode LIKE 'MP%' AND r.size_bytes >= 524288 AND r.run_id IN ({RUNS})"""
 rtt_ccdf = query(ccdf_sql("rtt_ms", rtt_source, ["path", "size_bytes", "size"]))
 render(
     rtt_ccdf,
@@ -138,7 +138,7 @@ ofo_source = f"""
     SELECT {CONFIG} AS config, r.size_bytes, {SIZE_LABEL_SQL.replace('size_bytes', 'r.size_bytes')} AS size,
            o.ofo_delay_ms
     FROM ofo_samples o JOIN runs r USING (run_id)
-    WHERE r.mode LIKE 'MP%' AND r.run_id IN ({RUNS})"""
+    WHERE o.direction = 'down' AND r.mode LIKE 'MP%' AND r.run_id IN ({RUNS})"""
 ofo_ccdf = query(ccdf_sql("ofo_delay_ms", ofo_source, ["config", "size_bytes", "size"]))
 render(
     ofo_ccdf,
@@ -175,7 +175,7 @@ sp_source = f"""
     SELECT s.path, r.size_bytes, {SIZE_LABEL_SQL.replace('size_bytes', 'r.size_bytes')} AS size,
            100 * s.loss_rate AS loss_pct, s.rtt_mean_ms
     FROM subflows s JOIN runs r USING (run_id)
-    WHERE s.vantage = 'server' AND r.mode LIKE 'SP-%' AND r.run_id IN ({RUNS})"""
+    WHERE s.vantage = 'server' AND s.direction = 'down' AND r.mode LIKE 'SP-%' AND r.run_id IN ({RUNS})"""
 loss = query(mean_se_sql("loss_pct", sp_source, ["path", "size_bytes", "size"]))
 rtt = query(mean_se_sql("rtt_mean_ms", sp_source, ["path", "size_bytes", "size"]))
 ours_sp = (
@@ -215,12 +215,12 @@ PAPER_T6 = pl.DataFrame(
 mp_rtt = query(mean_se_sql("rtt_mean_ms", f"""
     SELECT s.path, 'RTT' AS metric, {SIZE_LABEL_SQL.replace('size_bytes', 'r.size_bytes')} AS size, s.rtt_mean_ms
     FROM subflows s JOIN runs r USING (run_id)
-    WHERE s.vantage = 'server' AND r.mode LIKE 'MP%' AND r.run_id IN ({RUNS})""", ["path", "metric", "size"]))
+    WHERE s.vantage = 'server' AND s.direction = 'down' AND r.mode LIKE 'MP%' AND r.run_id IN ({RUNS})""", ["path", "metric", "size"]))
 mp_ofo = query(mean_se_sql("ofo_ms", f"""
     SELECT 'connection' AS path, 'OFO' AS metric, {SIZE_LABEL_SQL.replace('size_bytes', 'r.size_bytes')} AS size,
            avg(o.ofo_delay_ms) AS ofo_ms
     FROM ofo_samples o JOIN runs r USING (run_id)
-    WHERE r.mode LIKE 'MP%' AND r.run_id IN ({RUNS}) GROUP BY o.run_id, o.conn_id, r.size_bytes""",
+    WHERE o.direction = 'down' AND r.mode LIKE 'MP%' AND r.run_id IN ({RUNS}) GROUP BY o.run_id, o.conn_id, r.size_bytes""",
     ["path", "metric", "size"]))
 ours_t6 = pl.concat([mp_rtt, mp_ofo])
 table6 = PAPER_T6.join(ours_t6, on=["path", "metric", "size"], how="full", coalesce=True).select(

@@ -44,7 +44,7 @@ goodput = query(f"""
         SELECT r.mode, {BUFFER_SQL} / 1000 AS buffer_kb,
                8 * coalesce(nullif(r.size_bytes, 0), c.payload_bytes) / c.download_time_s / 1e6 AS mbps
         FROM connections c JOIN runs r USING (run_id)
-        WHERE c.vantage = 'client' AND c.download_time_s > 0 AND r.run_id IN ({RUNS}))
+        WHERE c.vantage = 'client' AND c.direction = 'down' AND c.download_time_s > 0 AND r.run_id IN ({RUNS}))
     SELECT mode, buffer_kb, avg(mbps) AS mbps, count(*) AS n,
            1.96 * coalesce(stddev_samp(mbps) / sqrt(count(*)), 0) AS ci95
     FROM g WHERE buffer_kb IS NOT NULL GROUP BY ALL ORDER BY mode, buffer_kb""")

@@ -57,14 +57,15 @@ timeline = query(f"""
                                   congestion_control, repetition, run_id) AS k
         FROM runs WHERE mode LIKE 'MP%' AND run_id IN ({RUNS})),
     runs1 AS (SELECT * FROM pick WHERE k = 1),
-    conn AS (SELECT run_id, min(start_s) AS t0 FROM connections WHERE vantage = 'client' GROUP BY run_id),
+    conn AS (SELECT run_id, min(start_s) AS t0 FROM connections WHERE vantage = 'client' AND direction = 'down' GROUP BY run_id),
     per_pkt AS (SELECT run_id, subflow_id, payload_bytes / greatest(data_packets, 1) AS bpp
-                FROM subflows WHERE vantage = 'client'),
+                FROM subflows WHERE vantage = 'client' AND direction = 'down'),
     pk AS (
         SELECT r.scenario, 'primary: ' || r.primary_path AS primary_choice, o.path,
                o.arrival_s - c.t0 AS t, p.bpp
         FROM ofo_samples o JOIN runs1 r USING (run_id) JOIN conn c USING (run_id)
-        JOIN per_pkt p ON p.run_id = o.run_id AND p.subflow_id = o.subflow_id),
+        JOIN per_pkt p ON p.run_id = o.run_id AND p.subflow_id = o.subflow_id
+        WHERE o.direction = 'down'),
     series AS (
         SELECT scenario, primary_choice, path AS series, t, sum(bpp) OVER w AS bytes FROM pk
         WINDOW w AS (PARTITION BY scenario, primary_choice, path ORDER BY t)
@@ -102,7 +103,7 @@ reldiff_src = f"""
         SELECT r.scenario, r.size_bytes, r.congestion_control, r.repetition, r.primary_path,
                8 * r.size_bytes / c.download_time_s / 1e6 AS mbps
         FROM connections c JOIN runs r USING (run_id)
-        WHERE c.vantage = 'client' AND c.download_time_s > 0 AND r.mode LIKE 'MP%'
+        WHERE c.vantage = 'client' AND c.direction = 'down' AND c.download_time_s > 0 AND r.mode LIKE 'MP%'
           AND r.size_bytes > 0 AND r.run_id IN ({RUNS}))
     SELECT {SIZE_LABEL_SQL.replace('size_bytes', 'l.size_bytes')} AS size, l.size_bytes,
            100 * abs(l.mbps - w.mbps) / w.mbps AS rel_diff_pct

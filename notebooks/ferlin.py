@@ -41,7 +41,7 @@ RUNS = runs_of("ferlin")
 CFG = "CASE WHEN r.mode LIKE 'MP%' THEN 'MPTCP' ELSE 'TCP ' || substr(r.mode, 4) END"
 ct_src = f"""SELECT r.scenario, {CFG} AS config, c.download_time_s
              FROM connections c JOIN runs r USING (run_id)
-             WHERE c.vantage = 'client' AND r.run_id IN ({RUNS})"""
+             WHERE c.vantage = 'client' AND c.direction = 'down' AND r.run_id IN ({RUNS})"""
 ct = query(cdf_sql("download_time_s", ct_src, ["scenario", "config"]))
 render(ct, lambda d: alt.Chart(d).mark_line(interpolate="step-after").encode(
            x=alt.X("x:Q", title="completion time of 32 MiB (s)"), y=alt.Y("cdf:Q", title="CDF"),
@@ -56,7 +56,7 @@ render(ct, lambda d: alt.Chart(d).mark_line(interpolate="step-after").encode(
 contrib_src = f"""
     WITH s AS (
         SELECT s.run_id, s.conn_id, s.vantage, s.path, sum(s.payload_bytes) AS bytes
-        FROM subflows s GROUP BY ALL),
+        FROM subflows s WHERE s.direction = 'down' GROUP BY ALL),
     v AS (SELECT *, dense_rank() OVER (PARTITION BY run_id, conn_id ORDER BY vantage = 'server' DESC) AS k FROM s)
     SELECT r.scenario, r.run_id, min(bytes)::DOUBLE / nullif(max(bytes), 0) AS contribution
     FROM v JOIN runs r USING (run_id)

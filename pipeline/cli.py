@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -18,10 +19,21 @@ examples:
   python -m pipeline load results/tables/* --db results/lab.duckdb
 
 Metrics follow Chen et al. (IMC 2013) §3.3: download time and out-of-order delay
-from the client's trace, loss and RTT from the server's. Which side a pcap was
-captured on comes from --vantage, else its name (client*/server*), else the
-handshake timing. Files that cannot be used become rows of the `problems` table
-and a one-line message; the exit status is non-zero only when nothing was usable.
+from the client's trace, loss and RTT from the server's. Uploads (client -> server
+data, e.g. iperf3) get the same metrics with the roles swapped; every row says its
+direction ('down' or 'up'). Which side a pcap was captured on comes from --vantage,
+else its name (client*/server*), else the handshake timing. Files that cannot be
+used become rows of the `problems` table and a one-line message; the exit status is
+1 when nothing was usable, 2 when the --db/--out target is refused, else 0.
+
+The database is a store: each call adds its runs and traces to what is there. A run
+folder analysed again replaces that run's rows, a pcap analysed again replaces that
+trace's rows, every other row (and any table of your own) stays; a file given twice
+in one call counts once. A call with nothing usable leaves the database untouched.
+--db is checked before any work: an existing file that is not a DuckDB database, or
+is read-only, is refused. Concurrent writers wait for each other (a lock file
+.<db>.lock beside it); temporary files of interrupted writes are removed by the next
+write. To start afresh, delete the database file.
 """
 
 
@@ -35,16 +47,6 @@ def _path_map(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _analyze_input(item: Path, vantage: str | None, pm: dict[str, str]) -> dict[str, pl.DataFrame]:
-    if item.is_dir():
-        return tables.analyze_run(item, pm)
-    meta = tables.read_meta(item.parent)
-    run_id = meta.get("run_id") or (item.parent.name if meta else item.stem)
-    t, problems = tables.analyze_trace(item, run_id, vantage, {**tables.path_map_from_meta(meta), **pm})
-    t["problems"] = tables.problems_table(problems)
-    return tables.complete(t)
-
-
 def _report(t: dict[str, pl.DataFrame]) -> None:
     for r in t["problems"].iter_rows(named=True):
         tqdm.write(f"{r['source']}: {r['reason']}", file=sys.stderr)
@@ -54,35 +56,113 @@ def _usable(t: dict[str, pl.DataFrame]) -> bool:
     return t["connections"].height > 0
 
 
+def _real(p: Path) -> str:
+    return os.path.realpath(p)
+
+
+def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
+    """The inputs to analyse, each file once: a pcap that a run folder given in the same
+    call analyses, or a path given twice, is dropped with a note. Paths become absolute:
+    they key the store's rows, whatever folder a later call is made from."""
+    paths = [Path(os.path.abspath(i)) if i.strip() else Path(i) for i in inputs]
+    covered: dict[str, Path] = {}
+    for p in paths:
+        if p.is_dir():
+            for f in tables.run_pcaps(p):
+                covered.setdefault(_real(f), p)
+    keep, notes, seen = [], [], set()
+    for p in paths:
+        key = _real(p) if str(p).strip() else str(p)
+        if key in seen:
+            notes.append(f"{p}: given twice; analysed once")
+            continue
+        seen.add(key)
+        if not p.is_dir() and key in covered:
+            notes.append(f"{p}: part of run folder {covered[key]}, analysed there")
+            continue
+        keep.append(p)
+    return keep, notes
+
+
+def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str]) -> tuple[dict, store.Keys]:
+    """An input's tables and the store keys they replace; never raises on bad input."""
+    try:
+        if item.is_dir():
+            t = tables.analyze_run(item, pm)
+            return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
+        t, keys = tables.analyze_pcap(item, vantage, pm)
+        return t, store.Keys(traces=keys)
+    except Exception as e:  # a defect of ours: say so, keep the other inputs
+        run_id = item.stem
+        reason = f"internal error while analysing it ({type(e).__name__}: {e}); please report this with the file"
+        t = tables.complete({"problems": tables.problems_table([tables.problem(run_id, str(item), "metrics", reason)])})
+        return t, store.Keys(traces={(run_id, str(item))})
+
+
 def cmd_analyze(a: argparse.Namespace) -> int:
+    try:
+        store.check_db_target(a.db)
+    except store.StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     pm = _path_map(a.path)
+    inputs, notes = _plan(a.inputs)
+    for n in notes:
+        print(n, file=sys.stderr)
     parts, used = [], 0
-    runs_seen = set()
-    for item in tqdm(a.inputs, desc="analyze", unit="file", disable=a.quiet or None, file=sys.stderr):
-        t = _analyze_input(Path(item), a.vantage, pm)
+    keys = store.Keys()
+    runs_seen: dict[str, Path] = {}
+    for item in tqdm(inputs, desc="analyze", unit="file", disable=a.quiet or None, file=sys.stderr):
+        t, k = _analyze_safely(item, a.vantage, pm)
+        clash = k.runs & set(runs_seen)
+        if clash:
+            r = sorted(clash)[0]
+            print(f"{item}: run id {r!r} is also run folder {runs_seen[r]} in this call; skipped", file=sys.stderr)
+            continue
+        runs_seen.update({r: item for r in k.runs})
         _report(t)
         used += _usable(t)
-        # One runs row per run, however many of its pcaps were given.
-        if t["runs"].height:
-            t["runs"] = t["runs"].filter(~pl.col("run_id").is_in(list(runs_seen)))
-            runs_seen.update(t["runs"]["run_id"].to_list())
+        keys.runs |= k.runs
+        keys.traces |= k.traces
         parts.append(t)
-    merged = {n: pl.concat([p[n] for p in parts]) for n in schema.TABLES}
-    store.write_duckdb(merged, a.db)
+    merged = {n: pl.concat([p[n] for p in parts]) if parts else schema.empty(n) for n in schema.TABLES}
+    if not used:
+        state = "left untouched" if Path(a.db).exists() else "not created"
+        print(f"nothing usable in {len(inputs)} input(s): {a.db} {state}", file=sys.stderr)
+        return 1
+    try:
+        store.upsert(merged, a.db, keys)
+    except store.StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     _summary(merged, a.db)
-    return 0 if used else 1
+    return 0
 
 
 def cmd_tables(a: argparse.Namespace) -> int:
+    try:
+        store.check_tables_target(a.out)
+    except store.StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     pm = _path_map(a.path)
-    t = _analyze_input(Path(a.input), a.vantage, pm)
+    t, _ = _analyze_safely(Path(a.input), a.vantage, pm)
     _report(t)
     store.write_tables(t, a.out)
     return 0 if _usable(t) else 1
 
 
 def cmd_load(a: argparse.Namespace) -> int:
-    store.load_table_dirs(a.dirs, a.db)
+    try:
+        store.check_db_target(a.db)
+        missing = [d for d in a.dirs if not Path(d).is_dir()]
+        if missing:
+            print(f"error: not a folder of tables: {', '.join(missing[:3])}", file=sys.stderr)
+            return 2
+        store.load_table_dirs(a.dirs, a.db)
+    except store.StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -103,23 +183,29 @@ def build_parser() -> argparse.ArgumentParser:
                        help="label the subflows from client address ADDR as LABEL (e.g. wifi=10.1.0.2); "
                             "default: meta.json's paths, else the address itself")
 
-    p = sub.add_parser("analyze", help="pcaps or run folders -> one DuckDB file", epilog=EPILOG,
+    p = sub.add_parser("analyze", help="pcaps or run folders -> the DuckDB store", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="PCAP", help="pcap/pcapng files or run folders")
-    p.add_argument("--db", required=True, help="DuckDB file to write (replaced atomically)")
+    p.add_argument("--db", required=True,
+                   help="DuckDB file to add the results to (created if missing; rows of the same runs/traces "
+                        "replaced, everything else kept)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     common(p)
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("tables", help="one run folder (or pcap) -> a folder of Parquet tables")
     p.add_argument("input", metavar="RUN_DIR")
-    p.add_argument("--out", required=True, help="folder to write <table>.parquet into (atomically)")
+    p.add_argument("--out", required=True,
+                   help="folder to write <table>.parquet into (atomically; an existing folder is replaced only "
+                        "when it holds nothing but such tables)")
     common(p)
     p.set_defaults(func=cmd_tables)
 
-    p = sub.add_parser("load", help="Parquet table folders -> one DuckDB file")
+    p = sub.add_parser("load", help="Parquet table folders -> the DuckDB store",
+                       description="Add the runs in per-run Parquet table folders to the DuckDB store: each run "
+                                   "replaces its own rows, other runs and tables stay (see 'analyze --help').")
     p.add_argument("dirs", nargs="+", metavar="TABLE_DIR")
-    p.add_argument("--db", required=True)
+    p.add_argument("--db", required=True, help="DuckDB file to add the runs to (created if missing)")
     p.set_defaults(func=cmd_load)
     return ap
 

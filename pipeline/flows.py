@@ -12,6 +12,8 @@ import polars as pl
 from . import mptcp
 
 SYN, ACK, FIN, RST = 0x02, 0x10, 0x01, 0x04
+EPHEMERAL = (32768, 60999)  # Linux's default ip_local_port_range
+DIRECTIONS = ("down", "up")  # server -> client, client -> server
 
 
 @dataclass
@@ -19,6 +21,7 @@ class Trace:
     packets: pl.DataFrame  # one row per TCP frame, annotated (see annotate_packets)
     subflows: pl.DataFrame  # one row per TCP stream (see find_subflows)
     notes: list[str] = field(default_factory=list)  # problems worth a row
+    time_unusable: bool = False  # timestamps impossible: no time-based metric from this trace
 
 
 def _has_subtype(n: int) -> pl.Expr:
@@ -41,8 +44,9 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
     """One row per TCP stream: endpoints, handshake, MPTCP keys and tokens.
 
     The client is the host that sent the SYN. Without a SYN, the SYN/ACK's
-    receiver; without either, the host that sent fewer payload bytes (the lab's
-    workloads are downloads), and the row says the handshake was not captured.
+    receiver; without either, the host whose port is in Linux's ephemeral range
+    (32768-60999) when only one is, else the host that sent fewer payload bytes (the
+    lab's workloads are downloads), and the row says the handshake was not captured.
     When the client's addresses are known (meta.json, ``--path``) they decide
     instead: D-ITG's sender, on the server, opens its connections itself.
     """
@@ -80,18 +84,28 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
     g = g.join(by_sender, on="stream", how="left").rename(
         {"syn_time_s": "t_syn", "sa_time_s": "t_synack", "syn_mp_recvtok": "join_token", "syn_mp_backup": "syn_backup"}
     )
+    eph_src = pl.col("any_sport").is_between(*EPHEMERAL)
+    eph_dst = pl.col("any_dport").is_between(*EPHEMERAL)
+    by_port = eph_src ^ eph_dst  # exactly one end looks like a client
     g = g.with_columns(
         handshake_captured=pl.col("t_syn").is_not_null(),
-        server_addr=pl.coalesce("syn_dst", "sa_src", "big_src"),
-        server_port=pl.coalesce("syn_dport", "sa_sport", "big_sport"),
-    ).with_columns(
+        server_addr=pl.coalesce("syn_dst", "sa_src",
+                                pl.when(by_port).then(pl.when(eph_src).then("any_dst").otherwise("any_src")),
+                                "big_src"),
+        server_port=pl.coalesce("syn_dport", "sa_sport",
+                                pl.when(by_port).then(pl.when(eph_src).then("any_dport").otherwise("any_sport")),
+                                "big_sport"),
+    )
+    # Address and port: on loopback both ends share one address.
+    first_from_server = (pl.col("any_src") == pl.col("server_addr")) & (pl.col("any_sport") == pl.col("server_port"))
+    g = g.with_columns(
         client_addr=pl.coalesce(
             "syn_src", "sa_dst",
-            pl.when(pl.col("any_src") == pl.col("server_addr")).then("any_dst").otherwise("any_src"),
+            pl.when(first_from_server).then("any_dst").otherwise("any_src"),
         ),
         client_port=pl.coalesce(
             "syn_sport", "sa_dport",
-            pl.when(pl.col("any_src") == pl.col("server_addr")).then("any_dport").otherwise("any_sport"),
+            pl.when(first_from_server).then("any_dport").otherwise("any_sport"),
         ),
         mp_version=pl.coalesce("sa_version", "syn_version").cast(pl.Int8),
         # MP_CAPABLE on both SYN and SYN/ACK: an MPTCP connection (else a fallback).
@@ -146,45 +160,56 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
 
 def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """Group subflows into connections: MP_JOIN by token, handshake-less MPTCP
-    subflows by data sequence range; plain TCP streams are connections of one."""
+    subflows by data sequence range; plain TCP streams are connections of one.
+    Each connection gets both ends' IDSNs (``server_idsn``, ``client_idsn``) where
+    their keys were captured: downloads are numbered from the server's, uploads
+    from the client's."""
     notes: list[str] = []
     rows = sf.to_dicts()
     conn_of: dict[int, int] = {}
     token_to_conn: dict[int, int] = {}
-    server_idsn: dict[int, int | None] = {}
+    idsn: dict[str, dict[int, int | None]] = {"server": {}, "client": {}}
     next_id = 0
+
+    def new_conn() -> int:
+        nonlocal next_id
+        cid = next_id
+        next_id += 1
+        idsn["server"][cid] = idsn["client"][cid] = None
+        return cid
+
     for r in rows:
         if r["kind"] == "mpc":
-            cid = next_id
-            next_id += 1
-            conn_of[r["stream"]] = cid
+            cid = conn_of[r["stream"]] = new_conn()
             v = r["mp_version"] if r["mp_version"] is not None else 1
             # A join's SYN carries the token of the host it is sent to: either end.
-            for key in (r["server_key"], r["client_key"]):
+            for end in ("server", "client"):
+                key = r[f"{end}_key"]
                 if key is not None:
                     token_to_conn[mptcp.token(key, v)] = cid
-            server_idsn[cid] = mptcp.idsn(r["server_key"], v) if r["server_key"] is not None else None
+                    idsn[end][cid] = mptcp.idsn(key, v)
     for r in rows:
         if r["kind"] == "join":
             tok = r["join_token"]
-            if tok in token_to_conn:
+            if tok is not None and tok in token_to_conn:
                 conn_of[r["stream"]] = token_to_conn[tok]
+                continue
+            cid = conn_of[r["stream"]] = new_conn()
+            if tok is None:
+                # e.g. a snap length that cut the option short
+                notes.append(f"subflow {r['stream']}: MP_JOIN SYN without a readable token; "
+                             "treated as its own connection")
             else:
-                cid = next_id
-                next_id += 1
-                conn_of[r["stream"]] = cid
-                server_idsn[cid] = None
                 token_to_conn[tok] = cid
-                notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} matches no captured MP_CAPABLE handshake")
+                notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} matches no captured "
+                             "MP_CAPABLE handshake")
     dss_rows = [r for r in rows if r["kind"] == "dss"]
     if dss_rows:
         ranges = _dsn_ranges(p, sf)
         for r in dss_rows:
             cid = _match_by_dsn(r, ranges, conn_of)
             if cid is None:
-                cid = next_id
-                next_id += 1
-                server_idsn[cid] = None
+                cid = new_conn()
                 notes.append(f"subflow {r['stream']}: MPTCP handshake not captured and no other subflow "
                              "shares its data sequence range; treated as its own connection")
             else:
@@ -193,16 +218,13 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
             conn_of[r["stream"]] = cid
     for r in rows:
         if r["stream"] not in conn_of:
-            conn_of[r["stream"]] = next_id
-            server_idsn[next_id] = None
-            next_id += 1
+            conn_of[r["stream"]] = new_conn()
     out = sf.with_columns(
         conn_id=pl.col("stream").replace_strict(conn_of, return_dtype=pl.Int32),
     )
     out = out.with_columns(
-        server_idsn=pl.col("conn_id").replace_strict(
-            {k: v for k, v in server_idsn.items()}, default=None, return_dtype=pl.UInt64
-        )
+        **{f"{end}_idsn": pl.col("conn_id").replace_strict(idsn[end], default=None, return_dtype=pl.UInt64)
+           for end in ("server", "client")}
     )
     # The primary subflow is the one that carried MP_CAPABLE (or the first one seen).
     out = out.with_columns(
@@ -213,39 +235,40 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
     return out, notes
 
 
-def _dsn_ranges(p: pl.DataFrame, sf: pl.DataFrame) -> dict[int, tuple[int, int]]:
-    """Raw 64-bit DSN range of server mappings per stream (for matching)."""
+def _dsn_ranges(p: pl.DataFrame, sf: pl.DataFrame) -> dict[tuple[int, bool], tuple[int, int]]:
+    """Raw 64-bit DSN range of the mappings per (stream, from the server?), for matching."""
     m = (
         p.filter(pl.col("mp_map_present") == 1, pl.col("mp_dsn64") == 1, pl.col("mp_map_len") > 0)
         .join(sf.select("stream", "server_addr", "server_port"), on="stream")
-        .filter(pl.col("src") == pl.col("server_addr"), pl.col("sport") == pl.col("server_port"))
-        .group_by("stream")
+        .with_columns(from_server=(pl.col("src") == pl.col("server_addr")) & (pl.col("sport") == pl.col("server_port")))
+        .group_by("stream", "from_server")
         .agg(pl.col("mp_dsn_raw").min().alias("lo"), pl.col("mp_dsn_raw").max().alias("hi"))
     )
-    return {r["stream"]: (r["lo"], r["hi"]) for r in m.iter_rows(named=True)}
+    return {(r["stream"], r["from_server"]): (r["lo"], r["hi"]) for r in m.iter_rows(named=True)}
 
 
 def _match_by_dsn(r: dict, ranges: dict, conn_of: dict) -> int | None:
-    mine = ranges.get(r["stream"])
-    if mine is None:
-        return None
     best = None
-    for stream, cid in conn_of.items():
-        other = ranges.get(stream)
-        if other is None:
+    for from_server in (True, False):  # downloads' data sequence space, then uploads'
+        mine = ranges.get((r["stream"], from_server))
+        if mine is None:
             continue
-        # The same connection's subflows share one data sequence space: their ranges
-        # interleave, or lie within a window far smaller than the 2^64 space.
-        gap = max(mine[0], other[0]) - min(mine[1], other[1])
-        if gap < (1 << 32) and (best is None or gap < best[0]):
-            best = (gap, cid)
+        for stream, cid in conn_of.items():
+            other = ranges.get((stream, from_server))
+            if other is None:
+                continue
+            # The same connection's subflows share one data sequence space per direction:
+            # their ranges interleave, or lie within a window far smaller than 2^64.
+            gap = max(mine[0], other[0]) - min(mine[1], other[1])
+            if gap < (1 << 32) and (best is None or gap < best[0]):
+                best = (gap, cid)
     return None if best is None else best[1]
 
 
 def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     """Direction, sequence and ack numbers relative to each side's ISN, unwrapped.
 
-    ``down`` is server -> client. ``rel_seq`` of a packet's first byte is 1 for the
+    ``down`` is server -> client (``direction`` "down", else "up"). ``rel_seq`` of a packet's first byte is 1 for the
     first data byte when the handshake was captured (the ISN is 0); otherwise the
     first packet seen in that direction is taken to start at 1.
     """
@@ -255,7 +278,7 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
         how="left",
     ).with_columns(
         down=(pl.col("src") == pl.col("server_addr")) & (pl.col("sport") == pl.col("server_port"))
-    )
+    ).with_columns(direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")))
     p = p.sort("frame")
     # Base per (stream, direction): the ISN when seen, else the first sequence number - 1.
     first_seq = p.group_by("stream", "down").agg(pl.col("seq").first().alias("seq0"))
@@ -287,39 +310,66 @@ def _unwrap_expr(col: str) -> pl.Expr:
 
 
 def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """Give every server data packet the data sequence number of its first byte.
+    """Give every data packet the data sequence number of its first byte, in each
+    direction: downloads relative to the server's IDSN, uploads to the client's.
 
     DSS mappings (DSN, subflow sequence number relative to the ISN, length) may cover
     several segments; a packet's DSN is the mapping's DSN plus its offset into the
-    mapping. Needs the subflow's SYN/ACK (the server ISN): without it, the subflow's
-    packets get no DSN and a note says so.
+    mapping. Needs the sender's ISN (its SYN or SYN/ACK): without it, the subflow's
+    packets in that direction get no DSN and a note says so.
     """
     notes: list[str] = []
     p = p.with_columns(dsn_rel=pl.lit(None, dtype=pl.Int64))
-    mp_conns = sf.filter(pl.col("kind") != "tcp")
-    if mp_conns.height == 0:
+    mp = sf.filter(pl.col("kind") != "tcp")
+    if mp.height == 0:
         return p, notes
-    # A subflow that carries no server data (e.g. a join the server reset because the
+    parts = []
+    for direction in DIRECTIONS:
+        got, more = _map_dsn_one_way(p, mp, direction)
+        parts.append(got)
+        notes += more
+    dsn = pl.concat(parts)
+    if dsn.height:
+        p = p.drop("dsn_rel").join(dsn, on="frame", how="left")
+    return p.sort("frame"), notes
+
+
+def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple[pl.DataFrame, list[str]]:
+    """``frame, dsn_rel`` of the data packets of one direction on MPTCP subflows."""
+    notes: list[str] = []
+    down = direction == "down"
+    sender = "server" if down else "client"
+    empty = pl.DataFrame(schema={"frame": pl.UInt32, "dsn_rel": pl.Int64})
+    data = p.filter(pl.col("direction") == direction, pl.col("payload_bytes") > 0,
+                    pl.col("stream").is_in(mp["stream"].implode()))
+    if data.height == 0:
+        return empty, notes
+    # A subflow that carries no data this way (e.g. a join the server reset because the
     # transfer had ended) needs no DSNs and is not a problem.
-    with_data = p.filter(pl.col("down"), pl.col("payload_bytes") > 0)["stream"].unique().implode()
-    no_isn = mp_conns.filter(pl.col("isn_server").is_null(), pl.col("stream").is_in(with_data))["stream"].to_list()
-    for s in no_isn:
-        notes.append(f"subflow {s}: SYN/ACK not captured, so its data sequence numbers cannot be inferred")
+    with_data = data["stream"].unique().implode()
+    no_isn = mp.filter(pl.col(f"isn_{sender}").is_null(), pl.col("stream").is_in(with_data))
+    for r in no_isn.iter_rows(named=True):
+        # the sender's ISN rides on the SYN when it opened the subflow, else on the SYN/ACK
+        opened = (sender == "server") == bool(r["reversed"])
+        what = "SYN" if opened else "SYN/ACK"
+        notes.append(f"subflow {r['stream']}: {what} not captured, so its "
+                     f"{'' if down else 'upload '}data sequence numbers cannot be inferred")
+    no_isn = no_isn["stream"].to_list()
     maps = p.filter(
-        pl.col("down"), pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
+        pl.col("direction") == direction, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
         ~pl.col("stream").is_in(no_isn), pl.col("mp_ssn").is_not_null(),
     ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_ssn", "mp_map_len")
     # RFC 8684: the initiator's first data may ride on the third ACK's MP_CAPABLE, whose
     # data-level length maps the subflow's first bytes to the first data byte (IDSN + 1).
     mpc_maps = p.filter(
-        pl.col("down"), pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
+        pl.col("direction") == direction, pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
         pl.col("mp_map_present").fill_null(0) == 0, ~pl.col("stream").is_in(no_isn),
-    ).join(sf.select("stream", "server_idsn"), on="stream").filter(pl.col("server_idsn").is_not_null()).select(
+    ).join(mp.select("stream", f"{sender}_idsn"), on="stream").filter(pl.col(f"{sender}_idsn").is_not_null()).select(
         "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn"))
     if maps.height == 0 and mpc_maps.height == 0:
-        return p, notes
-    # DSNs relative to the server's IDSN (first data byte = 1), per connection.
-    idsn_of = dict(zip(*sf.select("conn_id", "server_idsn").unique("conn_id").to_dict(as_series=False).values()))
+        return empty, notes
+    # DSNs relative to the sender's IDSN (first data byte = 1), per connection.
+    idsn_of = dict(zip(*mp.select("conn_id", f"{sender}_idsn").unique("conn_id").to_dict(as_series=False).values()))
     parts = [mpc_maps]
     for (cid,), m in maps.sort("frame").group_by(["conn_id"], maintain_order=True):
         ref = idsn_of.get(cid)
@@ -329,24 +379,19 @@ def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]
         parts.append(m.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
                               pl.Series("map_dsn", rel, dtype=pl.Int64)))
     maps = pl.concat(parts).unique(["stream", "map_ssn", "map_dsn"]).sort("map_ssn")
-    data = p.filter(pl.col("down"), pl.col("payload_bytes") > 0).select("frame", "stream", "rel_seq").sort("rel_seq")
     # The SSN of a mapping is 32-bit; compare it with the packet's sequence modulo 2^32.
-    data = data.with_columns(seq_mod=(pl.col("rel_seq") % (1 << 32))).sort("seq_mod")
-    j = data.join_asof(maps, left_on="seq_mod", right_on="map_ssn", by="stream", strategy="backward", check_sortedness=False)
+    d = data.select("frame", "stream", "rel_seq").with_columns(seq_mod=(pl.col("rel_seq") % (1 << 32))).sort("seq_mod")
+    j = d.join_asof(maps, left_on="seq_mod", right_on="map_ssn", by="stream", strategy="backward", check_sortedness=False)
     j = j.with_columns(
-        dsn_rel_new=pl.when(
+        dsn_rel=pl.when(
             pl.col("map_ssn").is_not_null()
             & (pl.col("seq_mod") < pl.col("map_ssn") + pl.col("mp_map_len").cast(pl.Int64))
         ).then(pl.col("map_dsn") + (pl.col("seq_mod") - pl.col("map_ssn")))
-    ).select("frame", "dsn_rel_new")
-    p = p.join(j, on="frame", how="left").with_columns(dsn_rel=pl.col("dsn_rel_new")).drop("dsn_rel_new")
-    unmapped = p.filter(
-        pl.col("down"), pl.col("payload_bytes") > 0, pl.col("dsn_rel").is_null(),
-        ~pl.col("stream").is_in(no_isn), pl.col("stream").is_in(mp_conns["stream"].implode()),
-    ).height
+    )
+    unmapped = j.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height
     if unmapped:
-        notes.append(f"{unmapped} server data packets are covered by no captured DSS mapping")
-    return p.sort("frame"), notes
+        notes.append(f"{unmapped} {sender} data packets are covered by no captured DSS mapping")
+    return j.select("frame", "dsn_rel"), notes
 
 
 def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -> Trace:

@@ -1,8 +1,15 @@
 """The papers' metrics, one function each, pure polars on an annotated trace.
 
 Definitions follow Chen et al., IMC 2013, §3.3 (quoted in each docstring). Input
-frames come from ``flows``: packets with ``stream``, ``conn_id``, ``down`` (server ->
-client), ``rel_seq``, ``rel_ack``, ``payload_bytes``, ``time_s``, ``dsn_rel``.
+frames come from ``flows``: packets with ``stream``, ``conn_id``, ``direction``
+("down": server -> client, "up": client -> server), ``rel_seq``, ``rel_ack``,
+``payload_bytes``, ``time_s``, ``dsn_rel``.
+
+The paper defines every metric for downloads. Each function here computes it for
+both directions with the roles swapped for uploads (DESIGN.md, "Directions"): the
+*sender* is the server for "down" and the client for "up", and every result carries
+a ``direction`` column. Which trace a value may come from (sender's or receiver's)
+is decided by ``tables``.
 """
 from __future__ import annotations
 
@@ -12,21 +19,25 @@ import numpy as np
 import polars as pl
 
 
-def _server_data(p: pl.DataFrame) -> pl.DataFrame:
-    return p.filter(pl.col("down"), pl.col("payload_bytes") > 0)
+SUB = ["stream", "direction"]  # one subflow's data in one direction
+CONN = ["conn_id", "direction"]
+
+
+def _data(p: pl.DataFrame) -> pl.DataFrame:
+    return p.filter(pl.col("payload_bytes") > 0)
 
 
 def retransmissions(p: pl.DataFrame) -> pl.DataFrame:
-    """Server data packets with a ``retx`` flag.
+    """Data packets (both directions) with a ``retx`` flag.
 
     A data packet is a retransmission when it starts below the highest sequence
-    number the same subflow had already sent (as tcptrace counts them). MPTCP
-    reinjections travel with new subflow sequence numbers, so a reinjection on
-    another subflow is not a retransmission of that subflow.
+    number the same subflow had already sent in that direction (as tcptrace counts
+    them). MPTCP reinjections travel with new subflow sequence numbers, so a
+    reinjection on another subflow is not a retransmission of that subflow.
     """
-    d = _server_data(p).sort("frame").with_columns(end=pl.col("rel_seq") + pl.col("payload_bytes").cast(pl.Int64))
+    d = _data(p).sort("frame").with_columns(end=pl.col("rel_seq") + pl.col("payload_bytes").cast(pl.Int64))
     return d.with_columns(
-        retx=pl.col("rel_seq") < pl.col("end").cum_max().shift(1).over("stream").fill_null(pl.col("rel_seq").min().over("stream"))
+        retx=pl.col("rel_seq") < pl.col("end").cum_max().shift(1).over(SUB).fill_null(pl.col("rel_seq").min().over(SUB))
     )
 
 
@@ -35,9 +46,10 @@ def loss_rate(data: pl.DataFrame) -> pl.DataFrame:
 
     Chen §3.3: "The loss rate is measured on a per-subflow basis. It is calculated as
     the total number of retransmitted data packets divided by the total number of
-    data packets sent by the server on the flow." Server trace.
+    data packets sent by the server on the flow." Server trace (uploads: the
+    client's packets, client trace).
     """
-    return data.group_by("stream").agg(
+    return data.group_by(SUB).agg(
         pl.len().cast(pl.Int64).alias("data_packets"),
         pl.col("retx").sum().cast(pl.Int64).alias("retransmitted_packets"),
     ).with_columns(loss_rate=pl.col("retransmitted_packets") / pl.col("data_packets"))
@@ -49,14 +61,15 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     Chen §3.3: "RTT is measured as the difference between the time when a packet is
     sent by the server to the time the ACK for that packet is received (i.e.,
     RTT = Tr − Ts), such that the ACK number is larger than the last sequence number
-    of the packet and the packet is not a retransmission [31]." Server trace.
+    of the packet and the packet is not a retransmission [31]." Server trace (uploads:
+    the client's packets and the server's ACKs, client trace).
 
     Karn's rule as tcptrace applies it: a segment whose bytes were ever retransmitted
     gives no sample, neither from its original nor from its retransmission, since the
     ACK cannot tell the two apart. The sample's ACK is the first one whose cumulative
     acknowledgement covers the whole segment.
     """
-    d = data.select("frame", "stream", "time_s", "rel_seq", "end", "retx")
+    d = data.select("frame", "stream", "direction", "time_s", "rel_seq", "end", "retx")
     retx = d.filter(pl.col("retx"))
     originals = d.filter(~pl.col("retx"))
     if retx.height:
@@ -64,58 +77,64 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
         # overlap any of them? The last union interval starting before the segment's
         # end is the only candidate.
         u = (
-            retx.sort("stream", "rel_seq")
-            .with_columns(prev_end=pl.col("end").cum_max().shift(1).over("stream"))
+            retx.sort("stream", "direction", "rel_seq")
+            .with_columns(prev_end=pl.col("end").cum_max().shift(1).over(SUB))
             .with_columns(new=(pl.col("prev_end").is_null() | (pl.col("rel_seq") > pl.col("prev_end"))).cast(pl.Int32))
-            .with_columns(grp=pl.col("new").cum_sum().over("stream"))
-            .group_by("stream", "grp")
+            .with_columns(grp=pl.col("new").cum_sum().over(SUB))
+            .group_by("stream", "direction", "grp")
             .agg(pl.col("rel_seq").min().alias("u_start"), pl.col("end").max().alias("u_end"))
-            .select("stream", "u_start", "u_end")
+            .select("stream", "direction", "u_start", "u_end")
             .sort("u_start")
         )
         originals = (
             originals.with_columns(last_byte=pl.col("end") - 1)
             .sort("last_byte")
-            .join_asof(u, left_on="last_byte", right_on="u_start", by="stream", strategy="backward", check_sortedness=False)
+            .join_asof(u, left_on="last_byte", right_on="u_start", by=SUB, strategy="backward", check_sortedness=False)
             .filter(pl.col("u_end").is_null() | (pl.col("u_end") <= pl.col("rel_seq")))
             .drop("last_byte", "u_start", "u_end")
         )
     acks = (
-        p.filter(~pl.col("down"), pl.col("rel_ack").is_not_null())
+        # An ACK travelling up acknowledges the down direction's data, and vice versa.
+        p.filter(pl.col("rel_ack").is_not_null())
         .sort("frame")
-        .select("stream", pl.col("time_s").alias("ack_s"), pl.col("frame").alias("ack_frame"), "rel_ack")
-        .with_columns(cum_ack=pl.col("rel_ack").cum_max().over("stream"))
+        .select("stream", pl.when(pl.col("down")).then(pl.lit("up")).otherwise(pl.lit("down")).alias("direction"),
+                pl.col("time_s").alias("ack_s"), pl.col("frame").alias("ack_frame"), "rel_ack")
+        .with_columns(cum_ack=pl.col("rel_ack").cum_max().over(SUB))
         # The first time each cumulative value was reached.
-        .group_by("stream", "cum_ack")
+        .group_by("stream", "direction", "cum_ack")
         .agg(pl.col("ack_s").min(), pl.col("ack_frame").min())
         .sort("cum_ack")
     )
     s = (
         originals.sort("end")
-        .join_asof(acks, left_on="end", right_on="cum_ack", by="stream", strategy="forward", check_sortedness=False)
+        .join_asof(acks, left_on="end", right_on="cum_ack", by=SUB, strategy="forward", check_sortedness=False)
         .filter(pl.col("ack_frame").is_not_null(), pl.col("ack_frame") > pl.col("frame"))
     )
     return s.select(
-        "frame", "stream", pl.col("time_s").alias("sent_s"), ((pl.col("ack_s") - pl.col("time_s")) * 1000.0).alias("rtt_ms")
+        "frame", "stream", "direction", pl.col("time_s").alias("sent_s"),
+        ((pl.col("ack_s") - pl.col("time_s")) * 1000.0).alias("rtt_ms"),
     ).sort("frame")
 
 
 def download_time(p: pl.DataFrame, subflows: pl.DataFrame) -> pl.DataFrame:
-    """Per connection: start (first SYN) and download time.
+    """Per connection and direction: start (first SYN) and download time.
 
     Chen §3.3: "We define the download time as the duration from when the client
     sends out the first SYN to the server to the time it receives the last data
-    packet from the server." Client trace. Null when the first SYN was not captured.
+    packet from the server." Client trace. Uploads: the completion time, from the
+    first SYN to the last data packet the server receives (server trace). Null when
+    the first SYN was not captured or no data went that way.
     """
     first_syn = subflows.group_by("conn_id").agg(
         pl.col("t_syn").filter(pl.col("is_primary")).min().alias("syn_s"),
         pl.col("t_first").min().alias("first_s"),
     )
-    last = _server_data(p).group_by("conn_id").agg(pl.col("time_s").max().alias("last_data_s"))
+    last = _data(p).group_by(CONN).agg(pl.col("time_s").max().alias("last_data_s"))
     return first_syn.join(last, on="conn_id", how="left").with_columns(
         start_s=pl.coalesce("syn_s", "first_s"),
         download_time_s=pl.col("last_data_s") - pl.col("syn_s"),
-    ).select("conn_id", "start_s", "download_time_s")
+        syn_captured=pl.col("syn_s").is_not_null(),
+    ).select("conn_id", "direction", "start_s", "download_time_s", "syn_captured")
 
 
 def traffic_share(p: pl.DataFrame) -> pl.DataFrame:
@@ -123,13 +142,14 @@ def traffic_share(p: pl.DataFrame) -> pl.DataFrame:
 
     Chen §4 / Fig. 3: the "fraction of traffic carried by each cellular carrier in
     MPTCP connections", i.e. a subflow's server payload bytes (retransmissions
-    included: bytes the path carried) over the connection's.
+    included: bytes the path carried) over the connection's. Uploads: the client's
+    payload bytes, per direction.
     """
     return (
-        _server_data(p)
-        .group_by("stream", "conn_id")
+        _data(p)
+        .group_by("stream", "conn_id", "direction")
         .agg(pl.col("payload_bytes").cast(pl.Int64).sum().alias("payload_bytes"))
-        .with_columns(traffic_share=pl.col("payload_bytes") / pl.col("payload_bytes").sum().over("conn_id"))
+        .with_columns(traffic_share=pl.col("payload_bytes") / pl.col("payload_bytes").sum().over(CONN))
     )
 
 
@@ -139,26 +159,27 @@ def ofo_delays(p: pl.DataFrame) -> pl.DataFrame:
     Chen §3.3: "Out-of-order delay is defined to be the time difference between when
     a packet arrives at the receive buffer to when its data sequence number is
     in-order." A packet becomes in order when every data byte before its DSN has
-    arrived on any subflow; in-order packets have delay 0 and count. Client trace.
-    Packets still waiting for a hole when the trace ends get a null delay.
+    arrived on any subflow; in-order packets have delay 0 and count. Client trace
+    (uploads: the client's data arriving at the server, server trace). Packets still
+    waiting for a hole when the trace ends get a null delay.
     """
     d = (
-        _server_data(p)
+        _data(p)
         .filter(pl.col("dsn_rel").is_not_null())
         .sort("time_s", "frame")
-        .select("frame", "stream", "conn_id", "time_s", "dsn_rel", "payload_bytes")
+        .select("frame", "stream", "conn_id", "direction", "time_s", "dsn_rel", "payload_bytes")
     )
     out = []
-    for (cid,), g in d.group_by(["conn_id"], maintain_order=True):
+    for _, g in d.group_by(CONN, maintain_order=True):
         ready = _in_order_times(
             g["time_s"].to_numpy(), g["dsn_rel"].to_numpy(), g["payload_bytes"].to_numpy().astype(np.int64)
         )
         out.append(g.with_columns(in_order_s=pl.Series(ready)))
     if not out:
-        return pl.DataFrame(schema={"frame": pl.UInt32, "stream": pl.UInt32, "conn_id": pl.Int32,
+        return pl.DataFrame(schema={"frame": pl.UInt32, "stream": pl.UInt32, "conn_id": pl.Int32, "direction": pl.Utf8,
                                     "arrival_s": pl.Float64, "dsn_rel": pl.Int64, "ofo_delay_ms": pl.Float64})
     return pl.concat(out).select(
-        "frame", "stream", "conn_id", pl.col("time_s").alias("arrival_s"), "dsn_rel",
+        "frame", "stream", "conn_id", "direction", pl.col("time_s").alias("arrival_s"), "dsn_rel",
         ((pl.col("in_order_s") - pl.col("time_s")) * 1000.0).alias("ofo_delay_ms"),
     )
 

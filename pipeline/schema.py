@@ -25,10 +25,17 @@ PACKET_FIELDS: list[Field] = [
     Field("frame.number", "frame", pl.UInt32),
     Field("frame.time_epoch", "time_s", pl.Float64),
     Field("frame.len", "frame_bytes", pl.UInt32),
+    # bytes captured of the frame (less than frame_bytes when the snap length cut it):
+    # fewer than the headers' bytes means TCP/MPTCP options were lost
+    Field("frame.cap_len", "cap_bytes", pl.UInt32),
     Field("ip.src", "ip_src", pl.Utf8),
     Field("ip.dst", "ip_dst", pl.Utf8),
     Field("ipv6.src", "ip6_src", pl.Utf8),
     Field("ipv6.dst", "ip6_dst", pl.Utf8),
+    # IPv4 identification and the TCP checksum as sent (not verified): with the time and
+    # the other fields they tell an exact duplicate (a capture merged with itself) from
+    # a retransmission or a repeated ACK
+    Field("ip.id", "ip_id", pl.UInt16),
     Field("tcp.stream", "stream", pl.UInt32),
     Field("tcp.srcport", "sport", pl.UInt16),
     Field("tcp.dstport", "dport", pl.UInt16),
@@ -36,6 +43,7 @@ PACKET_FIELDS: list[Field] = [
     Field("tcp.seq", "seq", pl.UInt32),  # absolute: tcp.relative_sequence_numbers:FALSE
     Field("tcp.ack", "ack", pl.UInt32),
     Field("tcp.len", "payload_bytes", pl.UInt32),
+    Field("tcp.checksum", "tcp_checksum", pl.UInt16),
     Field("tcp.options.mptcp.subtype", "mp_subtypes", pl.Utf8),  # all occurrences, comma separated
     Field("tcp.options.mptcp.version", "mp_version", pl.UInt8),
     Field("tcp.options.mptcp.sendkey", "mp_sendkey", pl.UInt64),
@@ -59,10 +67,22 @@ TSHARK_PREFS: list[str] = [
     "tcp.relative_sequence_numbers:FALSE",
     "tcp.analyze_sequence_numbers:TRUE",
     "mptcp.analyze_mptcp:TRUE",
+    # no reassembly for application dissectors: we read no application field, and
+    # reassembling non-HTTP data on port 80 (or TLS, ...) costs several times the decode
+    "tcp.desegment_tcp_streams:FALSE",
 ]
 
 # Who captured a trace: the paper's metrics each name theirs (Chen §3.3).
 VANTAGES = ("client", "server")
+
+# Which way data went: "down" is server -> client (the papers' downloads), "up" is
+# client -> server (iperf3's default, uploads). The sender's trace gives loss and RTT,
+# the receiver's OFO delay and completion time. connections, subflows, rtt_samples and
+# ofo_samples have one row per direction that carried data; a subflow or connection
+# that carried none has one "down" row with zero counts. Tables written before the
+# column existed held downloads only (``legacy_direction``).
+DIRECTIONS = ("down", "up")
+DIRECTION_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples")
 
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "runs": {
@@ -95,15 +115,18 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "trace": pl.Utf8,
         "vantage": pl.Utf8,
         "conn_id": pl.Int32,
+        "direction": pl.Utf8,  # "down" (server -> client) or "up"
         "transport": pl.Utf8,  # "mptcp" or "tcp"
         "mptcp_version": pl.Int8,
         "client_addr": pl.Utf8,
         "server_addr": pl.Utf8,
         "server_port": pl.Int32,
         "n_subflows": pl.Int32,
-        "payload_bytes": pl.Int64,  # server -> client payload, retransmissions included
+        "payload_bytes": pl.Int64,  # payload in this direction, retransmissions included
         "start_s": pl.Float64,  # first SYN (or first packet when the SYN was not captured)
-        "download_time_s": pl.Float64,  # client trace only
+        # first SYN -> last data packet received; the receiver's trace only (client for
+        # "down": Chen's download time; server for "up": the upload's completion time)
+        "download_time_s": pl.Float64,
         "handshake_captured": pl.Boolean,
     },
     "subflows": {
@@ -112,6 +135,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "vantage": pl.Utf8,
         "conn_id": pl.Int32,
         "subflow_id": pl.Int32,  # tshark's tcp.stream
+        "direction": pl.Utf8,  # "down" (server -> client) or "up"
         "path": pl.Utf8,
         "client_addr": pl.Utf8,
         "client_port": pl.Int32,
@@ -119,12 +143,12 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "server_port": pl.Int32,
         "is_primary": pl.Boolean,
         "start_s": pl.Float64,
-        "data_packets": pl.Int64,  # server -> client packets with payload
+        "data_packets": pl.Int64,  # packets with payload in this direction
         "retransmitted_packets": pl.Int64,
-        "loss_rate": pl.Float64,  # server trace only
+        "loss_rate": pl.Float64,  # the sender's trace only (server for "down", client for "up")
         "payload_bytes": pl.Int64,
         "traffic_share": pl.Float64,
-        "rtt_samples": pl.Int64,
+        "rtt_samples": pl.Int64,  # RTT: the sender's trace only
         "rtt_min_ms": pl.Float64,
         "rtt_mean_ms": pl.Float64,
         "rtt_median_ms": pl.Float64,
@@ -136,6 +160,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "trace": pl.Utf8,
         "conn_id": pl.Int32,
         "subflow_id": pl.Int32,
+        "direction": pl.Utf8,  # of the data packet: "down" or "up"
         "path": pl.Utf8,
         "frame": pl.UInt32,  # the data packet timed
         "sent_s": pl.Float64,
@@ -146,10 +171,11 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "trace": pl.Utf8,
         "conn_id": pl.Int32,
         "subflow_id": pl.Int32,
+        "direction": pl.Utf8,  # of the data packet: "down" or "up"
         "path": pl.Utf8,
         "frame": pl.UInt32,
         "arrival_s": pl.Float64,
-        "dsn": pl.UInt64,  # data sequence number of the packet's first byte
+        "dsn": pl.UInt64,  # data sequence number of the packet's first byte (the sender's numbering)
         "ofo_delay_ms": pl.Float64,
     },
     "app_latency": {
@@ -194,6 +220,10 @@ _SQL_TYPES = {
 }
 
 
+def sql_type(dtype) -> str:
+    return _SQL_TYPES[dtype]
+
+
 def ddl(table: str) -> str:
     """CREATE TABLE statement for one of ``TABLES``."""
     cols = ", ".join(f'"{c}" {_SQL_TYPES[t]}' for c, t in TABLES[table].items())
@@ -202,6 +232,13 @@ def ddl(table: str) -> str:
 
 def empty(table: str) -> pl.DataFrame:
     return pl.DataFrame(schema=TABLES[table])
+
+
+def legacy_direction(table: str, df: pl.DataFrame) -> pl.DataFrame:
+    """A table written before ``direction`` existed held downloads only: say so."""
+    if table in DIRECTION_TABLES and "direction" not in df.columns:
+        return df.with_columns(direction=pl.lit("down"))
+    return df
 
 
 def conform(table: str, df: pl.DataFrame) -> pl.DataFrame:

@@ -1,9 +1,31 @@
-"""Writing tables: per-run Parquet folders and the one DuckDB file, both atomically."""
+"""Writing tables: per-run Parquet folders, and the DuckDB file as a store.
+
+The DuckDB file is a store, not a scratch file:
+
+* rows are keyed by run and trace: writing a run replaces that run's rows (all its
+  tables), writing a single trace replaces that trace's rows; every other row stays;
+* a write that has nothing to add leaves the file untouched;
+* the target is checked before any work (``check_db_target``): a path that exists and
+  is not a DuckDB database, is not writable, or holds a table of one of our names
+  that is not ours, is refused with a one-line reason; other tables in the file (a
+  user's own) are kept;
+* writers are serialised by a lock file beside the database (``.<name>.lock``): a
+  second writer waits for the first, then applies its rows to the first one's result;
+* each write builds a copy next to the database and renames it into place, so a
+  reader never sees half a write and a killed writer leaves the old file intact; the
+  temporary files of killed writers are removed by the next writer.
+"""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
-import tempfile
+import stat
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -11,18 +33,72 @@ import polars as pl
 
 from . import schema
 
+DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+LOCK_WAIT_S = 600.0
+TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples")
+
+
+class StoreError(Exception):
+    """The target cannot be written; the message is one line naming it and why."""
+
+
+# ----------------------------------------------------------------------- Parquet
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stale_table_temps(out: Path) -> list[Path]:
+    """Temporary folders of ``write_tables`` calls whose process is gone."""
+    stale = []
+    for p in out.parent.glob(f".{out.name}.tmp-*"):
+        try:
+            pid = int(p.name.rsplit(".tmp-", 1)[1].split("-", 1)[0])
+        except ValueError:
+            continue
+        if not _pid_alive(pid):
+            stale.append(p)
+    return stale
+
+
+def check_tables_target(out_dir: str | os.PathLike) -> Path:
+    """Refuse an ``--out`` that is not ours to replace: an existing file, or a folder
+    holding anything but our ``<table>.parquet`` files."""
+    out = Path(out_dir)
+    if not str(out_dir).strip():
+        raise StoreError("--out: empty path")
+    if out.exists() or out.is_symlink():
+        if not out.is_dir():
+            raise StoreError(f"{out}: exists and is not a folder; refusing to replace it")
+        ours = {f"{n}.parquet" for n in schema.TABLES}
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
+        if foreign:
+            raise StoreError(f"{out}: holds files that are not pipeline tables ({', '.join(foreign[:3])}"
+                             f"{', ...' if len(foreign) > 3 else ''}); refusing to replace it")
+    return out
+
 
 def write_tables(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike) -> Path:
     """``out_dir/<table>.parquet`` for every table; the folder appears whole or not at all."""
-    out = Path(out_dir)
+    out = check_tables_target(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    for p in _stale_table_temps(out):
+        shutil.rmtree(p, ignore_errors=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir()
     try:
         for name in schema.TABLES:
             df = tables.get(name, schema.empty(name))
             df.write_parquet(tmp / f"{name}.parquet")
         if out.exists():
-            old = out.with_name(f".{out.name}.old.{os.getpid()}")
+            old = out.with_name(f".{out.name}.tmp-{os.getpid()}-old")
             out.rename(old)
             tmp.rename(out)
             shutil.rmtree(old)
@@ -35,43 +111,293 @@ def write_tables(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike) ->
 
 
 def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
-    """Every table of a folder, in the current schema (columns added since the folder
-    was written come back as nulls, so older folders load beside new ones)."""
+    """Every table of a Parquet folder (empty where a file is missing), in the current
+    schema: columns added since the folder was written come back as nulls (so older
+    folders load beside new ones), and tables written before the ``direction`` column
+    existed get ``direction = 'down'``."""
     d = Path(table_dir)
-    return {n: schema.conform(n, pl.read_parquet(d / f"{n}.parquet")) if (d / f"{n}.parquet").exists()
-            else schema.empty(n) for n in schema.TABLES}
+    out = {}
+    for n in schema.TABLES:
+        f = d / f"{n}.parquet"
+        out[n] = schema.conform(n, schema.legacy_direction(n, pl.read_parquet(f))) if f.exists() else schema.empty(n)
+    return out
+
+
+# ----------------------------------------------------------------------- DuckDB
+
+
+@dataclass
+class Keys:
+    """What a write replaces: whole runs, or single traces of a run."""
+    runs: set[str] = field(default_factory=set)
+    traces: set[tuple[str, str]] = field(default_factory=set)  # (run_id, trace path)
+
+    def __bool__(self) -> bool:
+        return bool(self.runs or self.traces)
+
+
+def _describe_mode(st: os.stat_result) -> str:
+    m = st.st_mode
+    for test, what in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(m):
+            return what
+    return "not a regular file"
+
+
+def _existing_dir(p: Path) -> Path:
+    """The nearest existing ancestor of ``p`` (where its folders would be created)."""
+    for a in [p, *p.parents]:
+        if a.exists():
+            return a
+    return Path("/")
+
+
+def check_db_target(db: str | os.PathLike) -> Path:
+    """The real path to write, or ``StoreError`` saying why ``db`` cannot be our store.
+
+    Cheap and done before any analysis, so a bad ``--db`` costs nothing.
+    """
+    name = str(db)
+    if not name.strip():
+        raise StoreError("--db: empty path")
+    p = Path(name)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        if p.is_symlink():
+            raise StoreError(f"{name}: a broken symbolic link (to {os.readlink(p)})") from None
+        real = Path(os.path.realpath(p))
+        base = _existing_dir(real.parent)
+        if not base.is_dir():
+            raise StoreError(f"{name}: {base} is not a folder")
+        if not os.access(base, os.W_OK | os.X_OK):
+            raise StoreError(f"{name}: cannot create it (folder {base} is not writable)")
+        return real
+    except OSError as e:  # a symlink loop, a name too long, no permission on a folder...
+        raise StoreError(f"{name}: {e.strerror.lower() if e.strerror else e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreError(f"{name}: is a folder, not a database file")
+    if not stat.S_ISREG(st.st_mode):
+        raise StoreError(f"{name}: is {_describe_mode(st)}, not a database file; refusing to write to it")
+    real = Path(os.path.realpath(p))
+    try:
+        with open(real, "rb") as f:
+            head = f.read(12)
+    except OSError as e:
+        raise StoreError(f"{name}: cannot read it ({e.strerror})") from None
+    if len(head) < 12 or head[8:12] != DUCKDB_MAGIC:
+        what = "an empty file" if st.st_size == 0 else "not a DuckDB database"
+        raise StoreError(f"{name}: exists and is {what}; refusing to overwrite it (choose another --db)")
+    if not st.st_mode & 0o222 or not os.access(real, os.W_OK):
+        raise StoreError(f"{name}: is read-only (mode {stat.S_IMODE(st.st_mode):04o}); nothing written")
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        raise StoreError(f"{name}: its folder {real.parent} is not writable")
+    try:
+        con = duckdb.connect(str(real), read_only=True)
+    except duckdb.Error as e:
+        raise StoreError(f"{name}: DuckDB {duckdb.__version__} cannot open it: {_first_line(e)}") from None
+    try:
+        _check_tables_are_ours(con, name)
+    finally:
+        con.close()
+    return real
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    rows = con.execute("SELECT table_name, column_name FROM information_schema.columns "
+                       "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall()
+    out: dict[str, list[str]] = {}
+    for t, c in rows:
+        out.setdefault(t, []).append(c)
+    return out
+
+
+def _check_tables_are_ours(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """A table with one of our names must be ours (ours, or an older version of ours)."""
+    have = _columns(con)
+    for t, cols in have.items():
+        if t not in schema.TABLES:
+            continue  # someone else's table: kept as it is
+        unknown = [c for c in cols if c not in schema.TABLES[t]]
+        if "run_id" not in cols or unknown:
+            raise StoreError(f"{name}: its table {t!r} is not the lab's (columns "
+                             f"{', '.join(unknown or cols)[:80]}); choose another --db")
+
+
+@contextlib.contextmanager
+def _writer_lock(db: Path, wait_s: float = LOCK_WAIT_S):
+    """Exclusive lock for writers of ``db`` (a lock file beside it, never removed)."""
+    lock = db.with_name(f".{db.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            print(f"{db}: waiting for another writer (pid {holder}) to finish...", file=sys.stderr)
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise StoreError(f"{db}: another writer (pid {holder}) held it for {wait_s:.0f} s; "
+                                         "nothing written") from None
+                    time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _temp_names(db: Path) -> list[Path]:
+    return sorted(db.parent.glob(f".{db.name}.*.tmp")) + sorted(db.parent.glob(f".{db.name}.*.tmp.wal"))
+
+
+def _clean_stale_temps(db: Path) -> None:
+    """Under the writer lock every temporary file of ``db`` is a killed writer's."""
+    for f in _temp_names(db):
+        try:
+            f.unlink()
+            print(f"{db}: removed {f.name}, left by an interrupted write", file=sys.stderr)
+        except FileNotFoundError:
+            pass
+
+
+def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create missing tables; add columns a table of an older version lacks."""
+    have = _columns(con)
+    for t, cols in schema.TABLES.items():
+        if t not in have:
+            con.execute(schema.ddl(t))
+            continue
+        for c, dtype in cols.items():
+            if c not in have[t]:
+                con.execute(f'ALTER TABLE "{t}" ADD COLUMN "{c}" {schema.sql_type(dtype)}')
+                if c == "direction" and t in schema.DIRECTION_TABLES:
+                    # rows written before directions existed were downloads (schema.legacy_direction)
+                    con.execute(f'UPDATE "{t}" SET direction = \'down\'')
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or os.path.realpath(a) == os.path.realpath(b)
+
+
+def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
+    if keys.runs:
+        runs = pl.DataFrame({"run_id": sorted(keys.runs)}, schema={"run_id": pl.Utf8})
+        con.register("_runs", runs.to_arrow())
+        for t in schema.TABLES:
+            con.execute(f'DELETE FROM "{t}" WHERE run_id IN (SELECT run_id FROM _runs)')
+        con.unregister("_runs")
+    if keys.traces:
+        # The same file spelt another way (./a.pcap, an absolute path, a link) is the same trace.
+        run_ids = sorted({r for r, _ in keys.traces})
+        stored = con.execute(
+            "SELECT DISTINCT run_id, trace FROM connections WHERE run_id IN (SELECT unnest(?)) "
+            "UNION SELECT DISTINCT run_id, source FROM problems WHERE run_id IN (SELECT unnest(?))",
+            [run_ids, run_ids]).fetchall()
+        doomed = set(keys.traces)
+        for run_id, trace in stored:
+            if trace is not None and any(r == run_id and _same_file(trace, t) for r, t in keys.traces):
+                doomed.add((run_id, trace))
+        pairs = pl.DataFrame(sorted(doomed), schema={"run_id": pl.Utf8, "trace": pl.Utf8}, orient="row")
+        con.register("_traces", pairs.to_arrow())
+        for t, col in [*((t, "trace") for t in TRACE_TABLES), ("problems", "source")]:
+            con.execute(f'DELETE FROM "{t}" AS x WHERE EXISTS '
+                        f'(SELECT 1 FROM _traces k WHERE k.run_id = x.run_id AND k.trace = x."{col}")')
+        con.unregister("_traces")
+
+
+def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame]) -> None:
+    for name in schema.TABLES:
+        df = schema.conform(name, tables.get(name, schema.empty(name)))
+        if df.height:
+            con.register("_frame", df.to_arrow())
+            cols = ", ".join(f'"{c}"' for c in df.columns)
+            con.execute(f'INSERT INTO "{name}" ({cols}) SELECT {cols} FROM _frame')
+            con.unregister("_frame")
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys) -> Path:
+    """Replace the rows of ``keys`` in ``db`` by ``tables``' rows, keep every other row
+    and table; create ``db`` (with every table) when it does not exist.
+
+    ``db`` is checked again (it may have changed since the caller's check) and the
+    write is atomic; see the module docstring.
+    """
+    real = check_db_target(db)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    with _writer_lock(real):
+        _clean_stale_temps(real)
+        real = check_db_target(db)  # another writer may have made it meanwhile
+        tmp = real.with_name(f".{real.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            if real.exists():
+                if Path(f"{real}.wal").exists():
+                    # committed rows still in DuckDB's log (a writer of its own): fold them in first
+                    con = duckdb.connect(str(real))
+                    con.execute("CHECKPOINT")
+                    con.close()
+                shutil.copy2(real, tmp)
+            con = duckdb.connect(str(tmp))
+            try:
+                con.execute("BEGIN TRANSACTION")
+                _ensure_schema(con)
+                _delete(con, keys)
+                _insert(con, tables)
+                con.execute("COMMIT")
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+            _fsync(tmp)
+            os.replace(tmp, real)
+            _fsync(real.parent)
+        except BaseException:
+            for f in (tmp, Path(f"{tmp}.wal")):
+                f.unlink(missing_ok=True)
+            raise
+    return real
 
 
 def write_duckdb(tables: dict[str, pl.DataFrame], db: str | os.PathLike) -> Path:
-    """Build the database in a temporary file next to ``db`` and rename it into place."""
-    db = Path(db)
-    db.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{db.name}.", suffix=".tmp", dir=db.parent)
-    os.close(fd)
-    os.unlink(tmp_name)  # duckdb wants to create the file itself
-    try:
-        con = duckdb.connect(tmp_name)
-        try:
-            for name in schema.TABLES:
-                con.execute(schema.ddl(name))
-                df = schema.conform(name, tables.get(name, schema.empty(name)))
-                if df.height:
-                    con.register("_frame", df.to_arrow())
-                    con.execute(f'INSERT INTO "{name}" SELECT * FROM _frame')
-                    con.unregister("_frame")
-        finally:
-            con.close()
-        os.replace(tmp_name, db)
-    except BaseException:
-        for f in (tmp_name, tmp_name + ".wal"):
-            if os.path.exists(f):
-                os.unlink(f)
-        raise
-    return db
+    """Upsert whole runs: every run that has a row in ``tables`` is replaced."""
+    return upsert(tables, db, Keys(runs=run_ids(tables)))
+
+
+def run_ids(tables: dict[str, pl.DataFrame]) -> set[str]:
+    out: set[str] = set()
+    for df in tables.values():
+        if "run_id" in df.columns and df.height:
+            out |= {r for r in df["run_id"].unique().to_list() if r is not None}
+    return out
 
 
 def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike) -> Path:
-    """One DuckDB file from many per-run Parquet folders."""
+    """Per-run Parquet folders into the store: each run found in them replaces its
+    own rows; the runs already in ``db`` stay. Without any rows to add an existing
+    ``db`` is left untouched (a missing one is created with every table, empty)."""
+    check_db_target(db)
     parts = [read_tables(d) for d in dirs]
-    merged = {n: pl.concat([p[n] for p in parts]) if parts else schema.empty(n) for n in schema.TABLES}
-    return write_duckdb(merged, db)
+    merged = {n: pl.concat([schema.conform(n, p[n]) for p in parts]) if parts else schema.empty(n)
+              for n in schema.TABLES}
+    keys = Keys(runs=run_ids(merged))
+    if not keys and Path(db).exists():
+        return Path(db)
+    return upsert(merged, db, keys)

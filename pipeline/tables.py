@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import ditg, flows, metrics, mptcp, schema
+from . import ditg, flows, metrics, mptcp, sanity, schema
 from .extract import ExtractError, read_packets
 
 Tables = dict[str, pl.DataFrame]
@@ -38,7 +38,8 @@ def path_map_from_meta(meta: dict) -> dict[str, str]:
     """
     out = {}
     for label, v in (meta.get("paths") or {}).items():
-        addrs = v if isinstance(v, (str, list)) else v.get("client_addr") or v.get("client_addrs") or []
+        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
+                                                      if isinstance(v, dict) else [])
         for a in [addrs] if isinstance(addrs, str) else addrs:
             out[a] = label
     return out
@@ -59,10 +60,20 @@ def analyze_trace(
         return {}, [problem(run_id, source, "extract", str(e))]
     problems += [problem(run_id, source, "extract", w) for w in ex.warnings]
     try:
-        # The path map names the client's addresses, which settles who is client.
-        tr = flows.build_trace(ex.packets, frozenset(path_map or ()))
-    except Exception as e:  # a malformed trace must not stop the other files
-        return {}, problems + [problem(run_id, source, "metrics", f"could not analyse: {type(e).__name__}: {e}")]
+        return _analyze_packets(ex.packets, run_id, source, pcap, vantage, path_map, problems)
+    except Exception as e:  # a defect of ours: this file gets a row, the others go on
+        return {}, problems + [problem(run_id, source, "metrics",
+                                       f"internal error while analysing it ({type(e).__name__}: {e}); "
+                                       "please report this with the file")]
+
+
+def _analyze_packets(packets: pl.DataFrame, run_id: str, source: str, pcap, vantage: str | None,
+                     path_map: dict[str, str] | None, problems: list[dict]) -> tuple[Tables, list[dict]]:
+    checked = sanity.check(packets)
+    problems += [problem(run_id, source, "extract", n) for n in checked.notes]
+    # The path map names the client's addresses, which settles who is client.
+    tr = flows.build_trace(checked.packets, frozenset(path_map or ()))
+    tr.time_unusable = checked.time_unusable
     problems += [problem(run_id, source, "metrics", n) for n in tr.notes]
 
     inferred = flows.vantage_from_handshakes(tr.subflows)
@@ -78,27 +89,56 @@ def analyze_trace(
     return trace_tables(tr, run_id, source, v, path_map or {}, problems), problems
 
 
+def _sender(direction: str) -> str:
+    return "server" if direction == "down" else "client"
+
+
+def _receiver(direction: str) -> str:
+    return "client" if direction == "down" else "server"
+
+
 def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
                  path_map: dict[str, str], problems: list[dict]) -> Tables:
+    """Rows per subflow/connection and direction that carried data. Loss and RTT come
+    only from the sender's trace of a direction, OFO delay and completion time only
+    from the receiver's (``vantage`` names whose trace this is)."""
     p, sf = tr.packets, tr.subflows
     sf = sf.with_columns(path=pl.col("client_addr").replace_strict(path_map, default=pl.col("client_addr")))
     ids = {"run_id": run_id, "trace": source}
+    # which directions a value may be read from in this trace
+    sending = [d for d in schema.DIRECTIONS if vantage == _sender(d)]
+    receiving = [d for d in schema.DIRECTIONS if vantage == _receiver(d)]
 
     data = metrics.retransmissions(p)
     counts = metrics.loss_rate(data)
     share = metrics.traffic_share(p)
-    rtt = metrics.rtt_samples(p, data) if vantage == "server" else None
-    ofo = metrics.ofo_delays(p) if vantage == "client" else None
+    rtt = metrics.rtt_samples(p, data.filter(pl.col("direction").is_in(sending))) if sending else None
+    if rtt is not None and tr.time_unusable:
+        rtt = rtt.clear()
+    ofo = metrics.ofo_delays(p.filter(pl.col("direction").is_in(receiving))) if receiving else None
+    if ofo is not None and tr.time_unusable:
+        ofo = ofo.clear()
     dl = metrics.download_time(p, sf)
+    if rtt is not None and rtt.height:
+        # backwards timestamps: a reply "before" its packet is no round trip
+        negative = rtt.filter(pl.col("rtt_ms") < 0).height
+        if negative:
+            rtt = rtt.filter(pl.col("rtt_ms") >= 0)
+            problems.append(problem(run_id, source, "metrics",
+                                    f"{negative} RTT samples were negative (timestamps go backwards) and were dropped"))
 
+    # One row per subflow and direction that carried data; none: one "down" row.
+    dirs = counts.select("stream", "direction")
+    quiet = sf.select("stream").join(dirs, on="stream", how="anti").with_columns(direction=pl.lit("down"))
+    rows = pl.concat([dirs, quiet]).join(sf, on="stream", how="left")
     sub = (
-        sf.join(counts, on="stream", how="left")
-        .join(share.drop("conn_id"), on="stream", how="left")
+        rows.join(counts, on=["stream", "direction"], how="left")
+        .join(share.drop("conn_id"), on=["stream", "direction"], how="left")
         .with_columns(
             pl.col("data_packets").fill_null(0),
             pl.col("retransmitted_packets").fill_null(0),
             pl.col("payload_bytes").fill_null(0),
-            loss_rate=pl.col("loss_rate") if vantage == "server" else pl.lit(None, pl.Float64),
+            loss_rate=pl.when(pl.col("direction").is_in(sending)).then(pl.col("loss_rate")),
             subflow_id=pl.col("stream"),
             start_s=pl.coalesce("t_syn", "t_first"),
             vantage=pl.lit(vantage),
@@ -106,16 +146,19 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
         )
     )
     if rtt is not None and rtt.height:
-        stats = rtt.group_by("stream").agg(
+        stats = rtt.group_by("stream", "direction").agg(
             pl.len().cast(pl.Int64).alias("rtt_samples"),
             pl.col("rtt_ms").min().alias("rtt_min_ms"),
             pl.col("rtt_ms").mean().alias("rtt_mean_ms"),
             pl.col("rtt_ms").median().alias("rtt_median_ms"),
             pl.col("rtt_ms").max().alias("rtt_max_ms"),
         )
-        sub = sub.join(stats, on="stream", how="left")
-    elif vantage == "server":
-        sub = sub.with_columns(rtt_samples=pl.lit(0, pl.Int64))
+        sub = sub.join(stats, on=["stream", "direction"], how="left")
+    if rtt is not None:  # the sender's trace: no sample is a count of 0
+        have = pl.col("rtt_samples") if "rtt_samples" in sub.columns else pl.lit(None, pl.Int64)
+        sub = sub.with_columns(rtt_samples=pl.when(pl.col("direction").is_in(sending))
+                               .then(have.fill_null(0)).cast(pl.Int64))
+    sub = sub.sort("conn_id", "start_s", "stream", "direction")
 
     conn_kind = sf.group_by("conn_id").agg(
         transport=pl.when((pl.col("kind") != "tcp").any()).then(pl.lit("mptcp")).otherwise(pl.lit("tcp")),
@@ -126,22 +169,34 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
         n_subflows=pl.len().cast(pl.Int32),
         handshake_captured=pl.col("handshake_captured").filter(pl.col("is_primary")).first().fill_null(False),
     )
-    conn_bytes = share.group_by("conn_id").agg(pl.col("payload_bytes").sum())
+    conn_bytes = share.group_by("conn_id", "direction").agg(pl.col("payload_bytes").sum())
+    conn_quiet = conn_kind.select("conn_id").join(conn_bytes, on="conn_id", how="anti").with_columns(
+        direction=pl.lit("down"), payload_bytes=pl.lit(0, pl.Int64))
+    conn_rows = pl.concat([conn_bytes, conn_quiet.select(conn_bytes.columns)])
+    starts = dl.group_by("conn_id").agg(pl.col("start_s").first(), pl.col("syn_captured").first())
     conns = (
-        conn_kind.join(conn_bytes, on="conn_id", how="left")
-        .join(dl, on="conn_id", how="left")
+        conn_rows.join(conn_kind, on="conn_id", how="left")
+        .join(starts, on="conn_id", how="left")
+        .join(dl.select("conn_id", "direction", "download_time_s"), on=["conn_id", "direction"], how="left")
         .with_columns(
-            pl.col("payload_bytes").fill_null(0),
-            download_time_s=pl.col("download_time_s") if vantage == "client" else pl.lit(None, pl.Float64),
+            download_time_s=pl.when(pl.col("direction").is_in(receiving) & ~pl.lit(tr.time_unusable))
+            .then(pl.col("download_time_s")),
             vantage=pl.lit(vantage),
             **{k: pl.lit(v) for k, v in ids.items()},
         )
-        .sort("conn_id")
+        .sort("conn_id", "direction")
     )
-    if vantage == "client":
-        for r in conns.filter(pl.col("download_time_s").is_null()).iter_rows(named=True):
-            problems.append(problem(run_id, source, "metrics",
-                                    f"connection {r['conn_id']}: first SYN not captured, download time unknown"))
+    negative = conns.filter(pl.col("download_time_s") < 0)
+    if negative.height:
+        conns = conns.with_columns(download_time_s=pl.when(pl.col("download_time_s") >= 0).then("download_time_s"))
+        problems.append(problem(run_id, source, "metrics",
+                                f"{negative.height} completion times were negative (timestamps go backwards) "
+                                "and were left empty"))
+    for r in conns.filter(pl.col("direction").is_in(receiving), ~pl.col("syn_captured"),
+                          pl.col("payload_bytes") > 0).iter_rows(named=True):
+        what = "download time" if r["direction"] == "down" else "upload completion time"
+        problems.append(problem(run_id, source, "metrics",
+                                f"connection {r['conn_id']}: first SYN not captured, {what} unknown"))
 
     path_of = sf.select("stream", "path")
     out: Tables = {
@@ -155,9 +210,11 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
             .with_columns(subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
         )
     if ofo is not None:
-        idsn = sf.select("conn_id", "server_idsn").unique("conn_id")
-        ofo = ofo.join(path_of, on="stream", how="left").join(idsn, on="conn_id", how="left")
-        dsn = mptcp.absolute_dsn(ofo["dsn_rel"].to_numpy(), ofo["server_idsn"].fill_null(0).to_numpy())
+        # back to absolute DSNs in the sender's numbering (server IDSN down, client IDSN up)
+        idsn = sf.select("conn_id", "server_idsn", "client_idsn").unique("conn_id")
+        ofo = ofo.join(path_of, on="stream", how="left").join(idsn, on="conn_id", how="left").with_columns(
+            ref=pl.when(pl.col("direction") == "down").then("server_idsn").otherwise("client_idsn"))
+        dsn = mptcp.absolute_dsn(ofo["dsn_rel"].to_numpy(), ofo["ref"].fill_null(0).to_numpy())
         never = ofo.filter(pl.col("ofo_delay_ms").is_null()).height
         if never:
             problems.append(problem(run_id, source, "metrics",
@@ -170,9 +227,89 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     return out
 
 
-def read_meta(run_dir: Path) -> dict:
+# meta.json fields lifted into the runs table (and read by the pipeline), with their
+# JSON types; anything else stays in runs.meta_json as it was.
+META_FIELDS: dict[str, tuple[type, ...]] = {
+    "run_id": (str,), "campaign": (str,), "scenario": (str,), "mode": (str,),
+    "congestion_control": (str,), "scheduler": (str,), "primary_path": (str,), "workload": (str,),
+    "started_at": (str,), "size_bytes": (int,), "repetition": (int,), "paths": (dict,),
+}
+_JSON_NAMES = {str: "a string", int: "an integer", dict: "an object", list: "a list", float: "a number",
+               bool: "true/false", type(None): "null"}
+
+
+def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
+    """meta.json as a dict whose known fields have the right types, and the problems
+    found (run_id left None: the caller knows it). A missing file is no problem; an
+    empty, malformed or mistyped one is, and what cannot be used is left out."""
     f = run_dir / "meta.json"
-    return json.loads(f.read_text()) if f.exists() else {}
+    if not f.exists():
+        return {}, []
+    src = str(f)
+
+    def bad(reason: str) -> tuple[dict, list[dict]]:
+        return {}, [problem(None, src, "load", f"{reason}; the run's facts (mode, size, paths...) left empty")]
+
+    try:
+        text = f.read_text(errors="replace")
+    except OSError as e:
+        return bad(f"cannot read meta.json ({e.strerror or e})")
+    if not text.strip():
+        return bad("meta.json is empty")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        return bad(f"meta.json is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")
+    if not isinstance(doc, dict):
+        return bad(f"meta.json holds {_JSON_NAMES.get(type(doc), type(doc).__name__)}, not an object")
+    meta, problems = dict(doc), []
+    for key, types in META_FIELDS.items():
+        v = meta.get(key)
+        if v is None:
+            continue
+        if isinstance(v, float) and int in types and v.is_integer():
+            meta[key] = v = int(v)
+        if isinstance(v, bool) or not isinstance(v, types):
+            problems.append(problem(None, src, "load", f"meta.json: {key} should be {_JSON_NAMES[types[0]]}, "
+                                                       f"not {_JSON_NAMES.get(type(v), type(v).__name__)} "
+                                                       f"({json.dumps(v)[:40]}); left empty"))
+            meta.pop(key)
+    if "started_at" in meta:
+        try:
+            _parse_time(meta["started_at"])
+        except ValueError:
+            problems.append(problem(None, src, "load", f"meta.json: started_at {meta['started_at'][:40]!r} is not an "
+                                                       "ISO 8601 time; left empty (D-ITG times cannot be dated)"))
+            meta.pop("started_at")
+    if "paths" in meta:
+        meta["paths"], why = _valid_paths(meta["paths"])
+        if why:
+            problems.append(problem(None, src, "load", f"meta.json: paths: {why}; those paths left unlabelled"))
+    if not meta.get("run_id", "x").strip() or "/" in meta.get("run_id", ""):
+        problems.append(problem(None, src, "load", f"meta.json: run_id {meta['run_id']!r} is not usable as a run id; "
+                                                   "the folder name is used"))
+        meta.pop("run_id")
+    return meta, problems
+
+
+def _valid_paths(paths: dict) -> tuple[dict, str | None]:
+    """Keep the entries of meta.json's ``paths`` that name client addresses."""
+    ok, bad = {}, []
+    for label, v in paths.items():
+        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
+                                                      if isinstance(v, dict) else None)
+        addrs = [addrs] if isinstance(addrs, str) else addrs
+        if isinstance(addrs, list) and addrs and all(isinstance(a, str) and a for a in addrs):
+            ok[label] = v
+        elif v is None or (isinstance(v, dict) and not addrs):
+            ok[label] = v  # a path without an address (e.g. not used in this run): nothing to label
+        else:
+            bad.append(label)
+    return ok, (f"entries {', '.join(map(repr, bad[:3]))} name no client address" if bad else None)
+
+
+def run_identity(run_dir: Path, meta: dict) -> str:
+    return meta.get("run_id") or run_dir.resolve().name or str(run_dir)
 
 
 def health_columns(meta: dict) -> dict:
@@ -188,40 +325,75 @@ def runs_row(meta: dict, run_id: str) -> pl.DataFrame:
     row = {c: meta.get(c) for c in schema.TABLES["runs"]}
     row.update(health_columns(meta))
     row["run_id"] = run_id
-    row["meta_json"] = json.dumps(meta, sort_keys=True)
+    row["meta_json"] = json.dumps(meta, sort_keys=True, default=str)
     return schema.conform("runs", pl.DataFrame([row], schema_overrides={c: pl.Utf8 for c in row if row[c] is None}))
 
 
+LINKEM_COLUMNS = {"direction": pl.Utf8, "packet_id": pl.Int64, "size_bytes": pl.Int64, "arrival_s": pl.Float64,
+                  "departure_s": pl.Float64, "dropped": pl.Int64, "reason": pl.Utf8}
+
+
 def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
-    """The emulator's per-packet logs, ``linkem-<path>.csv``, one per path."""
+    """The emulator's per-packet logs, ``linkem-<path>.csv``, one per path. A log that
+    cannot be read, or rows that are not linkem's, become problems rows."""
     frames, problems = [], []
     for f in sorted(run_dir.glob("linkem-*.csv")):
         try:
-            # linkem writes rows as packets complete, not in arrival order
-            df = pl.read_csv(f, schema_overrides={"reason": pl.Utf8, "departure_s": pl.Float64}).sort(
-                "direction", "packet_id")
-            frames.append(df.with_columns(
-                run_id=pl.lit(run_id), path=pl.lit(f.stem.removeprefix("linkem-")),
-                dropped=pl.col("dropped").cast(pl.Boolean),
-            ))
-        except Exception as e:
-            problems.append(problem(run_id, str(f), "load", f"unreadable emulator log: {e}"))
+            df = pl.read_csv(f, schema_overrides=LINKEM_COLUMNS, infer_schema=False)
+        except Exception as e:  # polars' errors carry pages of hints: keep the first line
+            problems.append(problem(run_id, str(f), "load", f"unreadable emulator log: {_first_line(e)}"))
+            continue
+        missing = [c for c in LINKEM_COLUMNS if c not in df.columns]
+        if missing:
+            problems.append(problem(run_id, str(f), "load", f"not a linkem log: no column {', '.join(missing)}"))
+            continue
+        good = (pl.col("direction").is_in(schema.DIRECTIONS) & pl.col("packet_id").is_not_null()
+                & pl.col("arrival_s").is_not_null() & pl.col("dropped").is_in([0, 1])
+                & (pl.col("departure_s").is_null() | (pl.col("departure_s") >= pl.col("arrival_s"))))
+        n_bad = df.filter(~good.fill_null(False)).height
+        if n_bad:
+            problems.append(problem(run_id, str(f), "load", f"{n_bad} of {df.height} rows are not valid linkem "
+                                                            "records (direction, times, dropped flag); skipped"))
+        # linkem writes rows as packets complete, not in arrival order
+        df = df.filter(good.fill_null(False)).sort("direction", "packet_id")
+        frames.append(df.with_columns(
+            run_id=pl.lit(run_id), path=pl.lit(f.stem.removeprefix("linkem-")),
+            dropped=pl.col("dropped").cast(pl.Boolean),
+        ))
     df = pl.concat([schema.conform("link_truth", d) for d in frames]) if frames else schema.empty("link_truth")
     return df, problems
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:200]
+
+
+def run_pcaps(run_dir: Path) -> list[Path]:
+    """The traces of a run folder: the merged ``client``/``server`` pcaps when present
+    (the testbed keeps per-interface pcaps beside them), else every pcap/pcapng."""
+    try:
+        pcaps = sorted(f for f in run_dir.iterdir() if f.suffix in (".pcap", ".pcapng"))
+    except OSError:
+        return []
+    merged = [f for f in pcaps if f.stem in schema.VANTAGES]
+    return merged or pcaps
 
 
 def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = None) -> Tables:
     """Every table of one run folder (client.pcap, server.pcap, meta.json, logs)."""
     run_dir = Path(run_dir)
-    meta = read_meta(run_dir)
-    run_id = meta.get("run_id") or run_dir.name
+    meta, problems = read_meta(run_dir)
+    run_id = run_identity(run_dir, meta)
+    for pr in problems:
+        pr["run_id"] = run_id
     pm = {**path_map_from_meta(meta), **(path_map or {})}
-    pcaps = sorted(f for f in run_dir.iterdir() if f.suffix in (".pcap", ".pcapng"))
-    # The testbed keeps per-interface pcaps beside each end's merged one: use the merged.
-    merged = [f for f in pcaps if f.stem in schema.VANTAGES]
-    pcaps = merged or pcaps
+    try:
+        list(run_dir.iterdir())
+    except OSError as e:
+        problems.append(problem(run_id, str(run_dir), "extract", f"cannot list the run folder ({e.strerror or e})"))
+    pcaps = run_pcaps(run_dir)
     parts: list[Tables] = []
-    problems: list[dict] = []
     if not pcaps:
         problems.append(problem(run_id, str(run_dir), "extract", "no .pcap or .pcapng file in the run folder"))
     for f in pcaps:
@@ -232,11 +404,33 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     problems += pr
     out = merge(parts)
     if (run_dir / "ditg-recv.txt").exists():
-        out["app_latency"] = ditg.read(run_dir / "ditg-recv.txt", run_id, _day_start(meta))
+        out["app_latency"], pr = ditg.read(run_dir / "ditg-recv.txt", run_id, _day_start(meta))
+        problems += pr
     out["runs"] = runs_row(meta, run_id)
     out["link_truth"] = lt
     out["problems"] = problems_table(problems)
     return complete(out)
+
+
+def analyze_pcap(pcap: Path, vantage: str | None = None,
+                 path_map: dict[str, str] | None = None) -> tuple[Tables, set[tuple[str, str]]]:
+    """One pcap given alone: its tables (run facts from a meta.json beside it, if
+    any) and the (run, source) keys they replace in the store."""
+    meta, problems = read_meta(pcap.parent)
+    # A run folder's trace (a meta.json beside it, or named as one end: client.pcap)
+    # belongs to the folder's run; any other pcap is a run of its own.
+    in_run = bool(meta) or pcap.stem in schema.VANTAGES
+    run_id = meta.get("run_id") or (pcap.parent.resolve().name if in_run else pcap.stem) or str(pcap)
+    for pr in problems:
+        pr["run_id"] = run_id
+    t, pr = analyze_trace(pcap, run_id, vantage, {**path_map_from_meta(meta), **(path_map or {})})
+    t["problems"] = problems_table(problems + pr)
+    keys = {(run_id, str(pcap))} | ({(run_id, str(pcap.parent / "meta.json"))} if problems else set())
+    return complete(t), keys
+
+
+def _parse_time(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
 
 
 def _day_start(meta: dict) -> float:
@@ -244,7 +438,7 @@ def _day_start(meta: dict) -> float:
     started = meta.get("started_at")
     if not started:
         return 0.0
-    day = dt.datetime.fromisoformat(str(started).replace("Z", "+00:00")).astimezone()
+    day = _parse_time(started).astimezone()
     return day.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
 
 

@@ -20,12 +20,14 @@ rule run_tables:
 
 
 rule load_db:
-    """All per-run tables (+ data/reference when not capturing) -> the single DuckDB file the notebooks read."""
+    """All per-run tables (+ data/reference when not capturing) -> the single DuckDB file the notebooks read.
+    The file is a store (pipeline/store.py): each run loaded replaces its own rows, other runs and any
+    table of the user's stay, so the output is updated in place (update()), never deleted first."""
     input:
         captured_campaigns,
         db_table_files,
     output:
-        DB,
+        update(DB),
     log:
         f"{RESULTS}/logs/load.log",
     params:

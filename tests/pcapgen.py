@@ -99,9 +99,20 @@ class Subflow:
     def ack(self, t, rel_ack: int, opts=(), client_rel_seq: int = 1):
         return self._pkt(t, True, "A", self.isn_c + client_rel_seq, self.isn_s + rel_ack, opts)
 
+    # uploads: the client's data (relative to its ISN) and the server's ACKs of it
+    def up(self, t, rel_seq: int, length: int, opts=(), server_rel_seq: int = 1):
+        return self._pkt(t, True, "PA", self.isn_c + rel_seq, self.isn_s + server_rel_seq, opts, length)
+
+    def ack_up(self, t, rel_ack: int, opts=(), server_rel_seq: int = 1):
+        return self._pkt(t, False, "A", self.isn_s + server_rel_seq, self.isn_c + rel_ack, opts)
+
 
 def server_idsn(version: int = 1) -> int:
     return mptcp.idsn(SERVER_KEY, version)
+
+
+def client_idsn(version: int = 1) -> int:
+    return mptcp.idsn(CLIENT_KEY, version)
 
 
 def server_token(version: int = 1) -> int:

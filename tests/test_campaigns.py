@@ -254,6 +254,9 @@ def test_reference_loads_into_duckdb_with_runs_of_every_paper(tmp_path):
             assert c > 0, paper
         assert con.execute("SELECT count(*) FROM app_latency").fetchone()[0] > 0      # D-ITG
         assert con.execute("SELECT count(*) FROM ofo_samples").fetchone()[0] > 0
+        # written before the direction column: all downloads
+        for t in ("connections", "subflows", "rtt_samples", "ofo_samples"):
+            assert con.execute(f"SELECT DISTINCT direction FROM {t}").fetchall() == [("down",)], t
     finally:
         con.close()
 

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "notebooks"))
 
 from labfig import findings as F  # noqa: E402
-from pipeline.schema import TABLES, conform, ddl  # noqa: E402
+from pipeline.schema import TABLES, conform, ddl, legacy_direction  # noqa: E402
 
 REQUIRED = ["chen-close-to-best", "chen-small-wifi-best", "chen-cell-share-4mb", "chen-3g-ofo-tail",
             "cs244-grows-and-beats", "deng-primary-short", "ditg-netflix-symmetric", "ditg-asymmetric-raises",
@@ -98,7 +98,9 @@ class Lab:
         for t, rows in self.rows.items():
             con.execute(ddl(t))
             if rows:
-                con.register("v", conform(t, pl.DataFrame(rows, infer_schema_length=None)).to_arrow())
+                # rows without a direction are downloads, as the lab's tables held before
+                df = legacy_direction(t, pl.DataFrame(rows, infer_schema_length=None))
+                con.register("v", conform(t, df).to_arrow())
                 con.execute(f'INSERT INTO "{t}" SELECT * FROM v')
                 con.unregister("v")
         con.close()

@@ -61,7 +61,7 @@ def test_truncated_file_keeps_the_packets_before_the_cut(tmp_path):
     t, _ = tables.analyze_trace(tmp_path / "truncated-server.pcap", "r")
     # The cut record is the final ACK (5001): all six data packets remain, and only
     # segments 1 and 2 still have an ACK to time them.
-    assert t["subflows"]["data_packets"].to_list() == [6]
+    assert t["subflows"].filter(direction="down")["data_packets"].to_list() == [6]
     assert t["rtt_samples"]["rtt_ms"].to_list() == pytest.approx([100, 100], abs=1e-3)
 
 
@@ -79,7 +79,7 @@ def test_cli_loads_good_files_beside_bad_ones(tmp_path):
         lines = [ln for ln in r.stderr.splitlines() if name in ln]
         assert lines, f"no message names {name}: {r.stderr}"
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("select count(*) from subflows where trace like '%good-server.pcap'").fetchone()[0] == 1
+    assert con.execute("select count(*) from subflows where trace like '%good-server.pcap' and direction = 'down'").fetchone()[0] == 1
     got = {row[0].rsplit("/", 1)[-1] for row in con.execute("select source from problems").fetchall()}
     assert set(EXPECTED) <= got
 

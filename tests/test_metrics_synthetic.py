@@ -71,15 +71,20 @@ def test_single_path_client_trace_download_time(tmp_path):
     assert conn["download_time_s"] == pytest.approx(0.304, abs=1e-6)
     assert conn["payload_bytes"] == 5000
     sub = t["subflows"].row(0, named=True)
+    assert sub["direction"] == "down"
     assert sub["loss_rate"] is None  # a server-trace metric
     assert sub["traffic_share"] == pytest.approx(1.0)
-    assert t["rtt_samples"].height == 0
+    assert t["rtt_samples"].filter(direction="down").height == 0
+    # The request went up: the client is its sender, so its RTT is timed here. Sent at
+    # 100 ms, acknowledged by the first data packet, received at 200 ms.
+    up = t["rtt_samples"].filter(direction="up")
+    assert up["rtt_ms"].to_list() == pytest.approx([100], abs=US)
 
 
 def test_vantage_inferred_from_handshake_timing(tmp_path):
     for v in ("client", "server"):
         t = analyze(write(tmp_path / f"trace-{v[0]}.pcap", single_path(v)))
-        assert t["connections"]["vantage"].to_list() == [v]
+        assert t["connections"].filter(direction="down")["vantage"].to_list() == [v]
 
 
 # --- two-subflow MPTCP download --------------------------------------------------

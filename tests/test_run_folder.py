@@ -15,7 +15,8 @@ Flow>0001 Seq>      2 Src>        10.0.0.1/48736 Dest>        10.0.1.2/8999 txTi
 
 
 def test_ditg_delays_and_midnight():
-    t = ditg.app_latency(DITG, "r", day_start_s=1000.0)
+    t, problems = ditg.app_latency(DITG, "r", day_start_s=1000.0)
+    assert problems == []
     assert t["seq"].to_list() == [1, 2]
     assert t["delay_ms"].to_list() == pytest.approx([20.5, 25.0], abs=1e-6)
     assert t["sent_s"][0] == pytest.approx(1000 + 8 * 3600 + 19 * 60 + 48.882029)

@@ -90,6 +90,19 @@ def test_reproduce_all_end_to_end_on_samples(tmp_path):
     # unchanged runs are not re-analysed on a second invocation
     again = smk("-n", "reproduce_all", "--config", "capture=false", f"results_dir={res}")
     assert "run_tables" not in again.stdout + again.stderr
+    # load_db keeps the store's semantics: loading again neither doubles rows nor drops a user's table
+    import duckdb
+    con = duckdb.connect(str(res / "lab.duckdb"))
+    con.execute("CREATE TABLE my_notes AS SELECT 'kept' AS note")
+    before = con.execute("SELECT count(*) FROM subflows").fetchone()[0]
+    con.close()
+    r = smk("--cores", "2", "analyze", "--forcerun", "load_db", "--config", "capture=false", f"results_dir={res}",
+            timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    con = duckdb.connect(str(res / "lab.duckdb"), read_only=True)
+    assert con.execute("SELECT note FROM my_notes").fetchall() == [("kept",)]
+    assert con.execute("SELECT count(*) FROM subflows").fetchone()[0] == before
+    con.close()
 
 
 # --- capture: one workflow job per campaign run -----------------------------------

@@ -146,14 +146,14 @@ def buffer_of(meta_json: str | None, scenario: str | None) -> float | None:
 RUN_FACTS_SQL = """
 WITH dl AS (   -- download time: the client's trace, its largest connection
     SELECT run_id, arg_max(download_time_s, payload_bytes) AS download_time_s
-    FROM connections WHERE vantage = 'client' GROUP BY run_id),
+    FROM connections WHERE vantage = 'client' AND direction = 'down' GROUP BY run_id),
 sf AS (        -- per connection and vantage: bytes on the cellular (non-WiFi) subflows
     SELECT run_id, vantage, conn_id,
            coalesce(sum(payload_bytes) FILTER (WHERE path NOT ILIKE 'wifi%'), 0) AS cell_bytes,
            sum(payload_bytes) AS total_bytes,
            min(payload_bytes) AS min_sf_bytes, max(payload_bytes) AS max_sf_bytes,
            count(*) AS n_sf
-    FROM subflows GROUP BY ALL),
+    FROM subflows WHERE direction = 'down' GROUP BY ALL),
 sf1 AS (       -- the sender's (server) view when there is one, its largest connection
     SELECT *, row_number() OVER (PARTITION BY run_id
                                  ORDER BY vantage = 'server' DESC, total_bytes DESC) AS k FROM sf),
@@ -161,7 +161,7 @@ ofo AS (       -- out-of-order delay: samples from client traces only
     SELECT o.run_id, avg(o.ofo_delay_ms) AS ofo_mean_ms,
            avg((o.ofo_delay_ms > 150)::DOUBLE) AS ofo_frac_gt150, count(*) AS ofo_n
     FROM ofo_samples o
-    WHERE EXISTS (SELECT 1 FROM connections c
+    WHERE o.direction = 'down' AND EXISTS (SELECT 1 FROM connections c
                   WHERE c.run_id = o.run_id AND c.trace = o.trace AND c.vantage = 'client')
     GROUP BY o.run_id),
 srv AS (       -- loss and RTT per path: the server's trace
@@ -172,7 +172,7 @@ srv AS (       -- loss and RTT per path: the server's trace
                / nullif(sum(data_packets) FILTER (WHERE path NOT ILIKE 'wifi%'), 0) AS loss_cell_meas,
            avg(rtt_mean_ms) FILTER (WHERE path ILIKE 'wifi%') AS rtt_wifi_meas_ms,
            avg(rtt_mean_ms) FILTER (WHERE path NOT ILIKE 'wifi%') AS rtt_cell_meas_ms
-    FROM subflows WHERE vantage = 'server' GROUP BY run_id),
+    FROM subflows WHERE vantage = 'server' AND direction = 'down' GROUP BY run_id),
 app AS (
     SELECT run_id, avg(delay_ms) AS app_latency_ms, count(*) AS app_packets
     FROM app_latency GROUP BY run_id)

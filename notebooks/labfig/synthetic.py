@@ -71,7 +71,7 @@ class Builder:
         start = self.t0 + len(self.rows["runs"]) * 100
         for vantage in ("client", "server"):
             self.rows["connections"].append(dict(
-                run_id=run_id, trace=f"{vantage}.pcap", vantage=vantage, conn_id=0,
+                run_id=run_id, trace=f"{vantage}.pcap", vantage=vantage, conn_id=0, direction="down",
                 transport="mptcp" if mode.startswith("MP") else "tcp",
                 mptcp_version=1 if mode.startswith("MP") else None,
                 client_addr="10.0.1.2", server_addr="10.0.0.1", server_port=80,
@@ -82,7 +82,7 @@ class Builder:
                 retx = sum(rng.random() < losses[p] for _ in range(min(pkts, 3000)))
                 self.rows["subflows"].append(dict(
                     run_id=run_id, trace=f"{vantage}.pcap", vantage=vantage, conn_id=0,
-                    subflow_id=i, path=p.rstrip("2"), client_addr=f"10.0.{i + 1}.2", client_port=40000 + i,
+                    subflow_id=i, direction="down", path=p.rstrip("2"), client_addr=f"10.0.{i + 1}.2", client_port=40000 + i,
                     server_addr="10.0.0.1", server_port=80, is_primary=i == 0,
                     start_s=start + i * rtts[paths[0]] / 1000, data_packets=pkts,
                     retransmitted_packets=retx,
@@ -95,12 +95,12 @@ class Builder:
                 for k in range(n):
                     t += dl / n * rng.uniform(0.5, 1.5)
                     self.rows["rtt_samples"].append(dict(
-                        run_id=run_id, trace="server.pcap", conn_id=0, subflow_id=i, path=p.rstrip("2"),
+                        run_id=run_id, trace="server.pcap", conn_id=0, subflow_id=i, direction="down", path=p.rstrip("2"),
                         frame=k, sent_s=t, rtt_ms=rtts[p] * (1 + rng.expovariate(3))))
                     if mode.startswith("MP"):
                         ofo = 0.0 if rng.random() < 0.7 else rng.expovariate(1 / max(rtts.values()))
                         self.rows["ofo_samples"].append(dict(
-                            run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, path=p.rstrip("2"),
+                            run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, direction="down", path=p.rstrip("2"),
                             frame=k, arrival_s=t, dsn=k * 1448, ofo_delay_ms=ofo))
         return run_id, dl
 

@@ -1,21 +1,15 @@
-"""Write a DuckDB file with every table of pipeline.schema.TABLES and no rows.
+"""Make sure a DuckDB file with every table of pipeline.schema.TABLES exists.
 
     python rules/scripts/empty_db.py OUT.duckdb
 
-Used by rules/analyze.smk when there is no run folder to analyse.
+Used by rules/analyze.smk when there is no run folder to analyse. The file is a store
+(pipeline/store.py): an existing one keeps its rows (missing tables are added).
 """
 import sys
-from pathlib import Path
 
-import duckdb
+from pipeline import store
 
-from pipeline.schema import TABLES, ddl
-
-out = Path(sys.argv[1])
-tmp = out.with_name(out.name + ".tmp")
-tmp.unlink(missing_ok=True)
-con = duckdb.connect(str(tmp))
-for t in TABLES:
-    con.execute(ddl(t))
-con.close()
-tmp.replace(out)
+try:
+    store.upsert({}, sys.argv[1], store.Keys())
+except store.StoreError as e:
+    sys.exit(f"error: {e}")

@@ -1,0 +1,98 @@
+"""Checks on a trace's packets before any metric: what would make the numbers silently
+wrong becomes a note (a problems row), and exact duplicates are dropped.
+
+* Exact duplicates (same time, headers, IP id and TCP checksum: a capture merged with
+  itself, a packet written twice) would double bytes and look like retransmissions.
+* A snap length that cuts into the TCP header loses TCP/MPTCP options: MPTCP
+  connections then look like plain TCP ones, joins lose their tokens and data
+  sequence numbers (OFO delay) go missing.
+* Timestamps that go backwards make negative durations; timestamps that are
+  impossible (all equal, 1970 mixed with recent dates, in the future) make every
+  duration meaningless, so time-based metrics are not computed from such a trace.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+
+import polars as pl
+
+PLAUSIBLE_FROM_S = dt.datetime(1990, 1, 1, tzinfo=dt.timezone.utc).timestamp()
+FUTURE_SLACK_S = 86400.0
+# Backwards steps up to this many seconds, in at most this share of packets (or this
+# many), are capture jitter (several capture queues); beyond, no duration is trusted.
+BACKWARDS_TOLERATED_S = 1.0
+BACKWARDS_TOLERATED_SHARE = 0.01
+BACKWARDS_TOLERATED_N = 3
+
+
+@dataclass
+class Checked:
+    packets: pl.DataFrame
+    notes: list[str] = field(default_factory=list)
+    time_unusable: bool = False
+
+
+def check(packets: pl.DataFrame, now_s: float | None = None) -> Checked:
+    out = Checked(packets)
+    _drop_duplicates(out)
+    _snap_length(out)
+    _timestamps(out, time.time() if now_s is None else now_s)
+    return out
+
+
+def _drop_duplicates(c: Checked) -> None:
+    p = c.packets
+    same = [col for col in p.columns if col != "frame"]
+    kept = p.unique(subset=same, keep="first", maintain_order=True)
+    n = p.height - kept.height
+    if n:
+        c.packets = kept
+        c.notes.append(f"{n} exact duplicate packets (same time, headers and checksum, e.g. a capture merged "
+                       "with itself) dropped before the metrics")
+
+
+def _snap_length(c: Checked) -> None:
+    p = c.packets
+    if "cap_bytes" not in p.columns or p["cap_bytes"].null_count() == p.height:
+        return
+    headers = pl.col("frame_bytes").cast(pl.Int64) - pl.col("payload_bytes").cast(pl.Int64)
+    cut = p.filter(pl.col("cap_bytes").cast(pl.Int64) < headers)
+    if cut.height:
+        least = int(cut["cap_bytes"].min())
+        c.notes.append(
+            f"the snap length cut the TCP header of {cut.height} of {p.height} packets (as few as {least} bytes "
+            "captured): TCP/MPTCP options are missing, so MPTCP connections may look like plain TCP, joins lose "
+            "their tokens and OFO delays go missing; capture with a larger snap length (tcpdump -s 256)")
+
+
+def _timestamps(c: Checked, now_s: float) -> None:
+    t = c.packets.sort("frame")["time_s"].fill_null(0.0)
+    if t.len() < 2:
+        return
+    why = None
+    if t.n_unique() == 1:
+        why = f"every packet has the same timestamp ({t[0]:.6f})"
+    else:
+        old = (t < PLAUSIBLE_FROM_S).sum()
+        if 0 < old < t.len():
+            why = f"{old} packets are dated before 1990 (e.g. 1970) while the others are not"
+        future = (t > now_s + FUTURE_SLACK_S).sum()
+        if why is None and future:
+            when = dt.datetime.fromtimestamp(min(t.max(), 253402300799), dt.timezone.utc).date()
+            why = f"{future} packets are dated in the future (up to {when})"
+    steps = t.diff().drop_nulls()
+    back = steps.filter(steps < 0)
+    if back.len():
+        worst = -back.min()
+        msg = f"timestamps go backwards {back.len()} times (by up to {worst:.6f} s)"
+        many = back.len() > max(BACKWARDS_TOLERATED_N, BACKWARDS_TOLERATED_SHARE * t.len())
+        if why is None and (worst > BACKWARDS_TOLERATED_S or many):
+            why = msg
+        elif why is None:
+            c.notes.append(msg + "; durations across those points may be wrong (negative ones are dropped)")
+    if why:
+        c.time_unusable = True
+        c.notes.append(f"impossible timestamps: {why}; time-based metrics (RTT, OFO delay, download time) "
+                       "left empty, byte and packet counts kept")

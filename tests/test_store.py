@@ -1,0 +1,230 @@
+"""The DuckDB file is a store: keyed upserts, nothing lost to a failed call or a
+concurrent writer, no foreign file overwritten, bad targets refused before any work."""
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pcapgen import write
+from pipeline import schema, store, tables
+from test_metrics_synthetic import single_path, two_subflows
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, cwd=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def digest(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def q(db, sql):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """Two run folders and a loose pcap."""
+    a = tmp_path / "run-a"
+    a.mkdir()
+    write(a / "client.pcap", *two_subflows())
+    write(a / "server.pcap", single_path("server"))
+    b = tmp_path / "run-b"
+    b.mkdir()
+    write(b / "client.pcap", single_path("client"))
+    loose = write(tmp_path / "loose-server.pcap", single_path("server"))
+    return a, b, loose
+
+
+def counts(db):
+    return dict(q(db, "SELECT run_id, count(*) FROM subflows GROUP BY run_id"))
+
+
+def test_calls_add_up_and_a_run_analysed_again_replaces_only_its_rows(runs, tmp_path):
+    a, b, loose = runs
+    db = tmp_path / "lab.duckdb"
+    for args in ([str(a)], [str(b / "client.pcap")], [str(loose)]):
+        r = cli("analyze", "-q", *args, "--db", str(db))
+        assert r.returncode == 0, r.stderr
+    first = counts(db)
+    assert set(first) == {"run-a", "run-b", "loose-server"}
+    assert q(db, "SELECT run_id FROM runs") == [("run-a",)]
+    # again, the run folder and the loose pcap: same rows, nothing doubled
+    r = cli("analyze", "-q", str(a), str(loose), "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    assert counts(db) == first
+    assert q(db, "SELECT count(*) FROM runs") == [(1,)]
+
+
+def test_the_same_trace_given_twice_counts_once(runs, tmp_path):
+    a, b, loose = runs
+    db = tmp_path / "lab.duckdb"
+    rel = os.path.relpath(loose, tmp_path)
+    r = cli("analyze", "-q", str(a), str(a / "client.pcap"), rel, f"./{rel}", str(loose), "--db", "lab.duckdb",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "given twice" in r.stderr and "part of run folder" in r.stderr
+    once = counts(db)
+    r = cli("analyze", "-q", str(a), "--db", str(db))
+    r = cli("analyze", "-q", str(loose), "--db", str(db))  # absolute now, relative before: same file
+    assert counts(db) == once
+
+
+def test_a_call_with_nothing_usable_leaves_the_database_untouched(runs, tmp_path):
+    a, _, _ = runs
+    db = tmp_path / "lab.duckdb"
+    assert cli("analyze", "-q", str(a), "--db", str(db)).returncode == 0
+    before = digest(db)
+    (tmp_path / "empty.pcap").write_bytes(b"")
+    r = cli("analyze", "-q", str(tmp_path / "nope.pcap"), str(tmp_path / "empty.pcap"), "--db", str(db))
+    assert r.returncode == 1
+    assert "left untouched" in r.stderr
+    assert digest(db) == before
+    r = cli("analyze", "-q", str(tmp_path / "nope.pcap"), "--db", str(tmp_path / "new.duckdb"))
+    assert r.returncode == 1 and not (tmp_path / "new.duckdb").exists()
+
+
+@pytest.mark.parametrize("target, why", [
+    ("input", "not a DuckDB database"),
+    ("/dev/null", "character device"),
+    ("folder", "is a folder"),
+    ("", "empty path"),
+    ("readonly", "read-only"),
+    ("text", "not a DuckDB database"),
+    ("emptyfile", "empty file"),
+    ("loop", "symbolic link"),
+    ("foreign-runs", "not the lab's"),
+])
+def test_bad_db_targets_are_refused_before_any_work(runs, tmp_path, target, why):
+    a, _, loose = runs
+    path = {"input": str(loose), "folder": str(tmp_path), "/dev/null": "/dev/null", "": ""}.get(target)
+    if target == "readonly":
+        path = str(tmp_path / "ro.duckdb")
+        assert cli("analyze", "-q", str(a), "--db", path).returncode == 0
+        os.chmod(path, 0o444)
+    elif target == "text":
+        path = str(tmp_path / "notes.txt")
+        Path(path).write_text("my notes\n" * 10)
+    elif target == "emptyfile":
+        path = str(tmp_path / "zero.duckdb")
+        Path(path).write_bytes(b"")
+    elif target == "loop":
+        path = str(tmp_path / "loop.duckdb")
+        os.symlink(path, path)
+    elif target == "foreign-runs":
+        path = str(tmp_path / "mine.duckdb")
+        con = duckdb.connect(path)
+        con.execute("CREATE TABLE runs (id INTEGER, note VARCHAR)")
+        con.close()
+    before = digest(Path(path)) if path and Path(path).is_file() else None
+    # A missing input would print its own message: with the target refused first, none.
+    r = cli("analyze", "-q", str(tmp_path / "missing.pcap"), "--db", path)
+    assert r.returncode == 2
+    assert why in r.stderr and "Traceback" not in r.stderr
+    assert "missing.pcap" not in r.stderr, "the target is checked before any analysis"
+    assert len(r.stderr.strip().splitlines()) == 1
+    if before:
+        assert digest(Path(path)) == before
+
+
+def test_user_tables_and_old_schema_rows_are_kept(runs, tmp_path):
+    a, b, _ = runs
+    db = tmp_path / "lab.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE my_notes (run_id VARCHAR, note VARCHAR)")
+    con.execute("INSERT INTO my_notes VALUES ('run-a', 'windy day')")
+    # a table as the lab wrote it before the direction column existed
+    old = {c: t for c, t in schema.TABLES["subflows"].items() if c != "direction"}
+    con.execute("CREATE TABLE subflows (" + ", ".join(f'"{c}" {schema.sql_type(t)}' for c, t in old.items()) + ")")
+    con.execute("INSERT INTO subflows (run_id, trace, subflow_id, payload_bytes) VALUES ('old-run', 'x.pcap', 0, 7)")
+    con.close()
+    assert cli("analyze", "-q", str(a), "--db", str(db)).returncode == 0
+    assert q(db, "SELECT * FROM my_notes") == [("run-a", "windy day")]
+    assert q(db, "SELECT direction, payload_bytes FROM subflows WHERE run_id = 'old-run'") == [("down", 7)]
+    assert counts(db)["run-a"] > 0
+
+
+def test_concurrent_writers_both_land(runs, tmp_path):
+    a, b, loose = runs
+    db = tmp_path / "lab.duckdb"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "analyze", "-q", str(x), "--db", str(db)],
+                              stderr=subprocess.PIPE, text=True, env=env) for x in (a, b, loose)]
+    errs = [p.communicate()[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], errs
+    assert set(counts(db)) == {"run-a", "run-b", "loose-server"}
+
+
+def test_writer_waits_for_the_lock_and_cleans_stale_temporaries(runs, tmp_path):
+    import fcntl
+    a, b, _ = runs
+    db = tmp_path / "lab.duckdb"
+    assert cli("analyze", "-q", str(a), "--db", str(db)).returncode == 0
+    stale = [tmp_path / ".lab.duckdb.4242-deadbeef.tmp", tmp_path / ".lab.duckdb.4242-deadbeef.tmp.wal"]
+    for f in stale:
+        f.write_bytes(b"half a write")
+    fd = os.open(tmp_path / ".lab.duckdb.lock", os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another writer holds it
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-m", "pipeline", "analyze", "-q", str(b), "--db", str(db)],
+                         stderr=subprocess.PIPE, text=True, env=env)
+    first = p.stderr.readline()  # blocks until the writer says it waits
+    assert "waiting for another writer" in first
+    assert set(counts(db)) == {"run-a"}, "nothing written while the lock is held"
+    os.close(fd)
+    rest = p.stderr.read()
+    assert p.wait(timeout=60) == 0, rest
+    assert not any(f.exists() for f in stale)
+    assert set(counts(db)) == {"run-a", "run-b"}
+
+
+def test_load_is_an_upsert_and_reads_tables_written_before_directions(runs, tmp_path):
+    a, b, _ = runs
+    ta = store.write_tables(tables.analyze_run(a), tmp_path / "t" / "a")
+    tb = store.write_tables(tables.analyze_run(b), tmp_path / "t" / "b")
+    # b's tables as an older version wrote them: no direction column
+    for n in schema.DIRECTION_TABLES:
+        pl.read_parquet(tb / f"{n}.parquet").drop("direction").write_parquet(tb / f"{n}.parquet")
+    db = tmp_path / "lab.duckdb"
+    assert cli("load", str(ta), "--db", str(db)).returncode == 0
+    r = cli("load", str(ta), str(tb), "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    once = counts(db)
+    assert set(once) == {"run-a", "run-b"}
+    assert cli("load", str(tb), "--db", str(db)).returncode == 0
+    assert counts(db) == once
+    assert q(db, "SELECT DISTINCT direction FROM subflows WHERE run_id = 'run-b'") == [("down",)]
+    r = cli("load", str(ta), "--db", str(a / "client.pcap"))
+    assert r.returncode == 2 and "not a DuckDB database" in r.stderr
+
+
+def test_tables_out_refuses_a_folder_that_is_not_ours(runs, tmp_path):
+    a, _, _ = runs
+    mine = tmp_path / "my-folder"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("do not lose me")
+    r = cli("tables", str(a), "--out", str(mine))
+    assert r.returncode == 2 and "not pipeline tables" in r.stderr
+    assert (mine / "thesis.tex").read_text() == "do not lose me"
+    out = tmp_path / "tables"
+    assert cli("tables", str(a), "--out", str(out)).returncode == 0
+    assert cli("tables", str(a), "--out", str(out)).returncode == 0  # ours: replaced
+
+
+def test_help_states_the_store_semantics():
+    out = cli("analyze", "--help").stdout
+    for words in ("store", "replaces that run's rows", "untouched", "lock", "refused"):
+        assert words in out, words
+    assert "replaces its own rows" in cli("load", "--help").stdout
