@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
-from . import schema, store, tables
+from . import extract, schema, store, tables
 
 EPILOG = """\
 examples:
@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--path", action="append", default=[], metavar="LABEL=ADDR",
                        help="label the subflows from client address ADDR as LABEL (e.g. wifi=10.1.0.2); "
                             "default: meta.json's paths, else the address itself")
+        p.add_argument("--decoder", choices=extract.DECODERS, default="native",
+                       help="pcap decoder: the built-in native one (default, fast, needs no tshark) or "
+                            "tshark (the reference it is tested against; much slower)")
 
     p = sub.add_parser("analyze", help="pcaps or run folders -> one DuckDB file", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -126,4 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
-    return a.func(a)
+    if getattr(a, "decoder", None):
+        extract.set_decoder(a.decoder)
+    try:
+        return a.func(a)
+    except extract.DecoderUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
