@@ -8,7 +8,7 @@ CORES   ?= all
 LINKEM  := capture/linkem/target/release/linkem
 LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs capture/linkem/src/**/*.rs)
 
-.PHONY: test reproduce-all system venv linkem bench clean
+.PHONY: test reproduce-all system venv linkem bench bench-memory clean
 
 system:
 	@scripts/setup-system.sh
@@ -19,14 +19,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-venv: $(STAMP)
+# The native pcap decoder (pipeline/pcapdecode, Rust + pyo3), built by maturin into
+# the venv; rebuilt when its sources change.
+DECODER_SRC := $(wildcard pipeline/pcapdecode/Cargo.toml pipeline/pcapdecode/Cargo.lock pipeline/pcapdecode/pyproject.toml pipeline/pcapdecode/src/*.rs)
+DECODER := $(VENV)/.pcapdecode-built
+
+$(DECODER): $(STAMP) $(DECODER_SRC)
+	@scripts/check-cargo.sh
+	$(BIN)/pip install -q ./pipeline/pcapdecode
+	touch $(DECODER)
+
+venv: $(STAMP) $(DECODER)
 
 # The native link emulator (capture/linkem), built when its sources exist.
 linkem:
+	@scripts/check-cargo.sh
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
 
 test: system venv linkem
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
+	cargo test -q --manifest-path pipeline/pcapdecode/Cargo.toml
 	$(BIN)/pytest -ra
 
 reproduce-all: system venv linkem
@@ -34,6 +46,10 @@ reproduce-all: system venv linkem
 
 bench: system venv
 	$(BIN)/python benchmarks/pipeline_bench.py
+
+# The decoder's memory on a synthetic 5M-packet capture (written under data/bench/).
+bench-memory: system venv
+	$(BIN)/python benchmarks/pipeline_bench.py --memory
 
 clean:
 	rm -rf results .snakemake

@@ -170,8 +170,12 @@ def read_tshark(path: Path) -> Extracted:
     fatal, warning = _classify_stderr(stderr)
     if fatal:
         raise ExtractError(fatal)
-    if proc.returncode != 0 and not proc.stdout:
-        raise ExtractError(f"tshark failed (exit {proc.returncode}): {stderr.strip()[:200] or 'no message'}")
+    if proc.returncode < 0 or (proc.returncode != 0 and not proc.stdout):
+        # A negative code: tshark died of a signal (its own assertions abort it on some
+        # malformed MPTCP options); what it printed before is not a table.
+        why = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
+        text = (stderr.strip() or proc.stdout.decode(errors="replace").strip())[:200]
+        raise ExtractError(f"tshark failed ({why}): {text or 'no message'}")
     return Extracted(parse_fields(proc.stdout), [warning] if warning else [])
 
 

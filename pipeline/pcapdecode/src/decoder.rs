@@ -386,9 +386,9 @@ impl State {
                 Source::Stream => b.uint(Some(stream as u64)),
                 Source::SrcPort => b.uint(Some(seg.sport as u64)),
                 Source::DstPort => b.uint(Some(seg.dport as u64)),
-                Source::Flags => b.uint(Some(seg.flags as u64)),
+                Source::Flags => b.uint((!seg.bogus_header).then_some(seg.flags as u64)),
                 Source::Seq => b.uint(Some(seg.seq as u64)),
-                Source::Ack => b.uint(Some(seg.ack as u64)),
+                Source::Ack => b.uint((!seg.bogus_header).then_some(seg.ack as u64)),
                 Source::Len => b.uint(seg.payload_len.map(u64::from)),
                 Source::MpSubtype => {
                     if mp.subtypes.is_empty() {

@@ -7,7 +7,7 @@
 
 use etherparse::{
     EtherType, Ethernet2HeaderSlice, IpNumber, Ipv4HeaderSlice, Ipv6ExtensionsSlice, Ipv6HeaderSlice,
-    LinuxSllHeaderSlice, SingleVlanHeaderSlice, TcpHeaderSlice,
+    SingleVlanHeaderSlice, TcpHeaderSlice,
 };
 
 use crate::mptcp::{decode_options, MptcpFields};
@@ -54,6 +54,8 @@ pub struct Segment {
     /// TCP payload length from the IP header's length (not the captured bytes), as
     /// tshark's `tcp.len`; `None` when the IP payload is shorter than the TCP header.
     pub payload_len: Option<u32>,
+    /// The data offset is below 20 bytes: flags, ack and options are not shown.
+    pub bogus_header: bool,
     pub mptcp: MptcpFields,
 }
 
@@ -80,9 +82,13 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32, seg: &mut Segment) -> R
             ether_payload(eth.ether_type(), &data[eth.slice().len()..], wire_extra, seg)
         }
         LINKTYPE_LINUX_SLL => {
-            let sll = LinuxSllHeaderSlice::from_slice(data).map_err(|_| Skip::Malformed)?;
+            // 16 bytes, the protocol (an EtherType for IP) last. Read by hand: etherparse's
+            // slice refuses ARPHRD types it does not know, which Wireshark reads by protocol.
+            if data.len() < 16 {
+                return Err(Skip::Malformed);
+            }
             let proto = u16::from_be_bytes([data[14], data[15]]);
-            ether_payload(EtherType(proto), &data[sll.slice().len()..], wire_extra, seg)
+            ether_payload(EtherType(proto), &data[16..], wire_extra, seg)
         }
         LINKTYPE_LINUX_SLL2 => {
             if data.len() < 20 {
@@ -212,6 +218,19 @@ fn ipv6(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
 
 /// `d`: the captured TCP bytes; `reported`: the TCP segment's length per the IP header.
 fn tcp(d: &[u8], reported: usize, seg: &mut Segment) -> Result<(), Skip> {
+    seg.bogus_header = false;
+    if d.len() >= 14 && d[12] >> 4 < 5 {
+        // A data offset below 20 bytes: tshark still shows the ports, sequence number,
+        // stream and length (all bytes after the offset) and stops there.
+        seg.sport = u16::from_be_bytes([d[0], d[1]]);
+        seg.dport = u16::from_be_bytes([d[2], d[3]]);
+        seg.seq = u32::from_be_bytes([d[4], d[5], d[6], d[7]]);
+        seg.ack = u32::from_be_bytes([d[8], d[9], d[10], d[11]]);
+        seg.flags = u16::from_be_bytes([d[12], d[13]]) & 0x0fff;
+        seg.payload_len = reported.checked_sub((d[12] >> 4) as usize * 4).map(|n| n as u32);
+        seg.bogus_header = true;
+        return Ok(());
+    }
     let h = TcpHeaderSlice::from_slice(d).map_err(|_| Skip::Malformed)?;
     let s = h.slice();
     seg.sport = h.source_port();
