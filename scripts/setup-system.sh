@@ -9,6 +9,9 @@ declare -A PKG=(
   [ITGSend]=d-itg [mptcpize]=mptcpize [ethtool]=ethtool [ip]=iproute2
   [tc]=iproute2 [mergecap]=tshark [nginx]=nginx-light [wget]=wget [iperf3]=iperf3
   [chromium]=chromium
+  # GNU time: the benchmarks read a child's peak memory from it (a bare path: `time`
+  # alone is the shell keyword)
+  [/usr/bin/time]=time
 )
 missing=()
 for cmd in "${!PKG[@]}"; do
