@@ -44,6 +44,7 @@ const INITIAL_BUFFER: usize = 1 << 20;
 // Wireshark refuses records above 256 KiB for most link types; pcapng blocks other
 // than packets can be larger, so allow some room before calling a file corrupt.
 const MAX_BUFFER: usize = 64 << 20;
+const MAX_PCAP_RECORD: u32 = 262_144;
 
 pub struct Reader {
     inner: Box<dyn PcapReaderIterator + Send>,
@@ -57,6 +58,7 @@ pub struct Reader {
 struct Formats {
     interfaces: Vec<Interface>,
     legacy: Option<(i32, bool)>, // link type, nanosecond timestamps
+    big_endian_pcap: bool,
     big_endian_section: bool,
 }
 
@@ -97,6 +99,7 @@ impl Reader {
                     let keep_going = match block {
                         PcapBlockOwned::LegacyHeader(h) => {
                             self.state.legacy = Some((h.network.0, h.is_nanosecond_precision()));
+                            self.state.big_endian_pcap = h.is_bigendian();
                             true
                         }
                         PcapBlockOwned::Legacy(b) => {
@@ -115,6 +118,19 @@ impl Reader {
                     Ok((offset, keep_going))
                 }
                 Err(e) => Err(classify(e)),
+            };
+            // A classic pcap record longer than any link type allows is corruption, not a
+            // record to wait for (Wireshark stops there too, saying the file is damaged).
+            let step = match step {
+                Err(Step::Refill | Step::Grow | Step::Truncated) if self.state.legacy.is_some() => {
+                    match self.legacy_caplen() {
+                        Some(n) if n > MAX_PCAP_RECORD => Err(Step::Corrupt(format!(
+                            "a record of {n} bytes, more than the {MAX_PCAP_RECORD} a pcap record may hold"
+                        ))),
+                        _ => step,
+                    }
+                }
+                other => other,
             };
             match step {
                 Ok((offset, keep_going)) => {
@@ -160,6 +176,13 @@ impl Reader {
         }
     }
 
+
+    /// The captured length in the next classic pcap record header, if a header is there.
+    fn legacy_caplen(&self) -> Option<u32> {
+        let d = self.inner.data();
+        let b: [u8; 4] = d.get(8..12)?.try_into().ok()?;
+        Some(if self.state.big_endian_pcap { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+    }
 }
 
 impl Formats {

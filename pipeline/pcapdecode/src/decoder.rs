@@ -6,7 +6,6 @@
 //! the conversation table (one entry per TCP connection) outlives a chunk.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::net::Ipv6Addr;
 use std::path::Path;
 use std::sync::Arc;
@@ -395,11 +394,14 @@ impl State {
                         b.text(None);
                     } else if col.all {
                         self.text.clear();
-                        for (i, s) in mp.subtypes.iter().enumerate() {
+                        for (i, &s) in mp.subtypes.iter().enumerate() {
                             if i > 0 {
                                 self.text.push(',');
                             }
-                            let _ = write!(self.text, "{s}");
+                            if s >= 10 {
+                                self.text.push('1');
+                            }
+                            self.text.push((b'0' + s % 10) as char); // a subtype is 4 bits
                         }
                         b.text(Some(&self.text));
                     } else {
