@@ -270,6 +270,9 @@ option = st.one_of(
               st.booleans(), st.integers(0, 2**32 - 2**16), st.integers(0, 2**16 - 1), st.booleans(), st.booleans()),
     st.builds(lambda v, k: pcapgen.opt_mp_capable(v, *k), st.sampled_from([0, 1]),
               st.sampled_from([(), (1,), (2**64 - 1, 5)])),
+    # MP_CAPABLE on the third ACK with data (RFC 8684 §3.1): length 22, or 24 with a checksum
+    st.builds(lambda k, n, ck: (30, struct.pack("!BBQQH", 0x01, 0x81, k, k ^ 1, n) + (b"\xab\xcd" if ck else b"")),
+              st.integers(0, 2**64 - 1), st.integers(0, 2**16 - 1), st.booleans()),
     st.builds(pcapgen.opt_mp_join_syn, st.integers(0, 2**32 - 1)),
     st.builds(lambda: pcapgen.opt_mp_join_synack()),
     st.builds(lambda: pcapgen.opt_mp_join_ack()),
