@@ -67,7 +67,7 @@ VERDICTS = ("agree", "disagree", "no data")
 COLUMNS = ["id", "paper", "claim", "source", "paper_value", "our_value", "unit", "tolerance",
            "verdict", "reason", "stable", "n_runs", "detail"]
 
-MB4 = 4_000_000  # "4 MB" (campaign sizes are decimal: capture.campaign.SIZE_UNITS)
+MB4 = 4_000_000  # "4 MB" (campaign sizes are decimal: capture.spec.SIZE_UNITS)
 SMALL = 65_536  # "64 KB or smaller" (either unit)
 THREE_G = re.compile(r"(?i)3g|sprint|evdo|umts|hspa")
 TWO_G = re.compile(r"(?i)2g|edge|gprs")
