@@ -166,15 +166,18 @@ def link_frame(p, link: str) -> bytes:
     """The bytes of packet ``p`` (an Ether()/IP... scapy packet) re-wrapped in ``link``."""
     from scapy.layers.l2 import Dot1AD, Dot1Q
 
-    if link == "ether":
-        return bytes(p)
+    if IP not in p and IPv6 not in p:
+        return bytes(p)  # ARP and other non-IP frames: Ethernet only
     l3 = p[IPv6] if IPv6 in p else p[IP]
     v6 = IPv6 in p
     raw = bytes(l3)
+    if link == "ether":  # fixed MACs: scapy would otherwise resolve IPv6 neighbours (slow)
+        return bytes(Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01") / l3)
     if link == "vlan":
-        return bytes(Ether() / Dot1Q(vlan=5) / l3)
+        return bytes(Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01") / Dot1Q(vlan=5) / l3)
     if link == "qinq":
-        return bytes(Ether(type=0x88A8) / Dot1AD(vlan=7) / Dot1Q(vlan=5) / l3)
+        return bytes(Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01", type=0x88A8) / Dot1AD(vlan=7)
+                     / Dot1Q(vlan=5) / l3)
     if link in ("sll", "sll2"):
         return bytes(_relink(p, link))
     if link in ("raw", "ipv4", "ipv6"):
