@@ -13,6 +13,7 @@ about half a minute. The file (~700 MB) is not committed (data/bench/ is git-ign
 from __future__ import annotations
 
 import argparse
+import hashlib
 import struct
 import sys
 from pathlib import Path
@@ -79,7 +80,8 @@ def main() -> int:
         put(t0 + 0.001, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQ", 30, 12, 0x01, 0x81, key_s), 0), 74)
         put(t0 + 0.002, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBBQQ", 30, 20, 0x01, 0x81, key_c, key_s), 0), 82)
         (c, cp) = paths[1]
-        put(t0 + 0.003, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBBII", 30, 12, 0x10, 1, 0x12345678, 7), 0), 74)
+        token = int.from_bytes(hashlib.sha256(key_s.to_bytes(8, "big")).digest()[:4], "big")  # RFC 8684
+        put(t0 + 0.003, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBBII", 30, 12, 0x10, 1, token, 7), 0), 74)
         put(t0 + 0.004, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQI", 30, 16, 0x10, 0, 0, 9), 0), 78)
         put(t0 + 0.005, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBB", 30, 24, 0x10, 0) + b"\0" * 20, 0), 90)
 
