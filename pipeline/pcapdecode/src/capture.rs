@@ -316,17 +316,36 @@ pub fn split_ts(ts: u64, units: u64) -> (u64, u32) {
 /// nine decimals and the tshark path parses that text: correctly rounded, so the
 /// two decoders give bit-identical times.
 pub fn epoch_f64(sec: i64, nsec: u32) -> f64 {
-    if sec < 0 || sec >= (1i64 << 53) {
+    if sec < 0 || sec >= (1i64 << 33) {
         return sec as f64 + nsec as f64 * 1e-9;
     }
     if nsec == 0 {
         return sec as f64;
     }
     let n: u128 = sec as u128 * 1_000_000_000 + nsec as u128; // value = n / 1e9
-    let approx = sec as f64 + nsec as f64 / 1e9;
+    let approx = sec as f64 + nsec as f64 / 1e9; // within an ulp of the answer
+    // Is `approx` = m * 2^e the nearest f64 to n / 1e9? Compare 2 n 2^-e with the
+    // midpoints (2m -/+ 1) 1e9 to its neighbours, exactly, in integers.
+    let (m, e) = decompose(approx);
+    if e < 0 && e > -100 && m != 1u128 << 52 {
+        let t = (n << (-e) as u32) * 2;
+        let lo = (2 * m - 1) * 1_000_000_000;
+        let hi = (2 * m + 1) * 1_000_000_000;
+        if lo < t && t < hi {
+            return approx;
+        }
+        if (t == lo || t == hi) && m & 1 == 0 {
+            return approx; // a tie goes to the even mantissa
+        }
+    }
+    nearest_of_three(n, approx)
+}
+
+/// The slow path (a binade boundary, or `approx` one ulp off): the nearest of
+/// `approx` and its two neighbours, ties to even.
+fn nearest_of_three(n: u128, approx: f64) -> f64 {
     let cands = [next_down(approx), approx, next_up(approx)];
-    // Exact comparison: scale everything by 2^-E (E the smallest exponent).
-    let parts: Vec<(u128, i32)> = cands.iter().map(|&x| decompose(x)).collect();
+    let parts = cands.map(decompose);
     let e_min = parts.iter().map(|p| p.1).min().unwrap();
     if e_min >= 0 || -e_min > 100 {
         return approx;
@@ -384,8 +403,8 @@ mod tests {
             assert_eq!(epoch_f64(s as i64, ns), text.parse::<f64>().unwrap(), "{text}");
         }
         // a sweep over nanoseconds at two magnitudes
-        for s in [1u64, 7, 1_700_000_000] {
-            for ns in (0..1_000_000_000u32).step_by(7_777_777) {
+        for s in [0u64, 1, 7, 4_294_967_295, 1_700_000_000] {
+            for ns in (0..1_000_000_000u32).step_by(777_777) {
                 let text = format!("{s}.{ns:09}");
                 assert_eq!(epoch_f64(s as i64, ns), text.parse::<f64>().unwrap(), "{text}");
             }

@@ -10,8 +10,9 @@ use std::net::Ipv6Addr;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::builder::{Float64Builder, StringViewBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
+use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, StringViewArray};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use crate::capture::{epoch_f64, End, OpenError, Reader, Record};
@@ -108,83 +109,218 @@ pub struct Stats {
     pub end: Option<End>,
 }
 
-enum Builder {
-    U8(UInt8Builder),
-    U16(UInt16Builder),
-    U32(UInt32Builder),
-    U64(UInt64Builder),
-    F64(Float64Builder),
-    Str(StringViewBuilder),
+/// One decoded TCP segment, kept until its chunk is turned into columns: building
+/// the columns one at a time from a chunk of rows keeps each column's loop tight.
+#[derive(Clone, Copy, Default)]
+struct Row {
+    time: f64,
+    frame: u32,
+    orig_len: u32,
+    stream: u32,
+    seq: u32,
+    ack: u32,
+    payload_len: Option<u32>,
+    bogus_header: bool,
+    sport: u16,
+    dport: u16,
+    flags: u16,
+    ip4: Option<([u8; 4], [u8; 4])>,
+    ip6: Option<([u8; 16], [u8; 16])>,
+    mp: crate::mptcp::MptcpFields,
 }
 
-impl Builder {
-    fn new(dtype: &str, cap: usize) -> Option<Builder> {
-        Some(match dtype {
-            "u8" => Builder::U8(UInt8Builder::with_capacity(cap)),
-            "u16" => Builder::U16(UInt16Builder::with_capacity(cap)),
-            "u32" => Builder::U32(UInt32Builder::with_capacity(cap)),
-            "u64" => Builder::U64(UInt64Builder::with_capacity(cap)),
-            "f64" => Builder::F64(Float64Builder::with_capacity(cap)),
-            "str" => Builder::Str(StringViewBuilder::with_capacity(cap)),
-            _ => return None,
-        })
+fn data_type(dtype: &str) -> Option<DataType> {
+    Some(match dtype {
+        "u8" => DataType::UInt8,
+        "u16" => DataType::UInt16,
+        "u32" => DataType::UInt32,
+        "u64" => DataType::UInt64,
+        "f64" => DataType::Float64,
+        "str" => DataType::Utf8View,
+        _ => return None,
+    })
+}
+
+fn primitive<T: ArrowPrimitiveType>(rows: &[Row], f: impl Fn(&Row) -> Option<T::Native>) -> ArrayRef {
+    let values: Vec<T::Native> = rows.iter().map(|r| f(r).unwrap_or_default()).collect();
+    let valid = BooleanBuffer::collect_bool(rows.len(), |i| f(&rows[i]).is_some());
+    let nulls = Some(NullBuffer::new(valid)).filter(|n| n.null_count() > 0);
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
+}
+
+/// Arrow string views built by hand, so that a value repeated from the row before
+/// (an address, the subtypes of a data segment) costs one copy of its 16-byte view.
+struct Views {
+    views: Vec<u128>,
+    data: Vec<u8>,
+    valid: Vec<bool>,
+    nulls: usize,
+}
+
+impl Views {
+    fn new(n: usize) -> Views {
+        Views { views: Vec::with_capacity(n), data: Vec::new(), valid: Vec::with_capacity(n), nulls: 0 }
     }
 
-    fn data_type(dtype: &str) -> DataType {
-        match dtype {
-            "u8" => DataType::UInt8,
-            "u16" => DataType::UInt16,
-            "u32" => DataType::UInt32,
-            "u64" => DataType::UInt64,
-            "f64" => DataType::Float64,
-            _ => DataType::Utf8View,
+    fn view_of(&mut self, s: &[u8]) -> u128 {
+        let len = s.len() as u128;
+        if s.len() <= 12 {
+            let mut inline = [0u8; 16];
+            inline[4..4 + s.len()].copy_from_slice(s);
+            return u128::from_le_bytes(inline) | len;
         }
+        let offset = self.data.len() as u128;
+        self.data.extend_from_slice(s);
+        let prefix = u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as u128;
+        len | prefix << 32 | offset << 96 // buffer index 0 in bits 64..96
     }
 
-    /// An unsigned value, null when absent or out of the column's range (as the
-    /// tshark path's non-strict cast gives).
-    #[inline]
-    fn uint(&mut self, v: Option<u64>) {
-        match self {
-            Builder::U8(b) => b.append_option(v.and_then(|x| u8::try_from(x).ok())),
-            Builder::U16(b) => b.append_option(v.and_then(|x| u16::try_from(x).ok())),
-            Builder::U32(b) => b.append_option(v.and_then(|x| u32::try_from(x).ok())),
-            Builder::U64(b) => b.append_option(v),
-            Builder::F64(b) => b.append_option(v.map(|x| x as f64)),
-            Builder::Str(b) => match v {
-                Some(x) => b.append_value(x.to_string()),
-                None => b.append_null(),
+    fn push_view(&mut self, v: Option<u128>) {
+        self.views.push(v.unwrap_or(0));
+        self.valid.push(v.is_some());
+        self.nulls += v.is_none() as usize;
+    }
+
+    fn finish(self) -> ArrayRef {
+        let nulls = (self.nulls > 0).then(|| NullBuffer::from(self.valid));
+        // SAFETY: every view is either inline (<= 12 bytes) or points into `data` at an
+        // offset and length written by `view_of`, and all bytes are UTF-8 text.
+        let buffers: Arc<[Buffer]> = if self.data.is_empty() { Arc::new([]) } else { Arc::new([Buffer::from_vec(self.data)]) };
+        Arc::new(unsafe { StringViewArray::new_unchecked(ScalarBuffer::from(self.views), buffers, nulls) })
+    }
+}
+
+/// A text column whose value is a function of a small key (an address, a subtype
+/// list): formatted once per key in a small cache (subflows interleave), not per row.
+fn text_by_key<K: Copy + PartialEq>(
+    rows: &[Row],
+    key: impl Fn(&Row) -> Option<K>,
+    slot: impl Fn(&K) -> usize,
+    fmt: impl Fn(K, &mut String),
+) -> ArrayRef {
+    let mut out = Views::new(rows.len());
+    let mut cache: [Option<(K, u128)>; 16] = [None; 16];
+    let mut buf = String::with_capacity(48);
+    for r in rows {
+        let v = key(r).map(|k| {
+            let i = slot(&k) & 15;
+            match cache[i] {
+                Some((ck, cv)) if ck == k => cv,
+                _ => {
+                    buf.clear();
+                    fmt(k, &mut buf);
+                    let v = out.view_of(buf.as_bytes());
+                    cache[i] = Some((k, v));
+                    v
+                }
+            }
+        });
+        out.push_view(v);
+    }
+    out.finish()
+}
+
+/// An unsigned value in the column's type: null when absent or out of range (as the
+/// tshark path's non-strict cast gives).
+fn unsigned(rows: &[Row], dtype: &str, f: impl Fn(&Row) -> Option<u64>) -> ArrayRef {
+    match dtype {
+        "u8" => primitive::<UInt8Type>(rows, |r| f(r).and_then(|v| u8::try_from(v).ok())),
+        "u16" => primitive::<UInt16Type>(rows, |r| f(r).and_then(|v| u16::try_from(v).ok())),
+        "u32" => primitive::<UInt32Type>(rows, |r| f(r).and_then(|v| u32::try_from(v).ok())),
+        "u64" => primitive::<UInt64Type>(rows, f),
+        "f64" => primitive::<Float64Type>(rows, |r| f(r).map(|v| v as f64)),
+        _ => text(rows, |r, out| match f(r) {
+            Some(v) => {
+                out.push_str(&v.to_string());
+                true
+            }
+            None => false,
+        }),
+    }
+}
+
+/// A text column: `f` writes the row's value into the buffer, or says it has none.
+fn text(rows: &[Row], f: impl Fn(&Row, &mut String) -> bool) -> ArrayRef {
+    let mut out = Views::new(rows.len());
+    let mut buf = String::with_capacity(48);
+    for r in rows {
+        buf.clear();
+        let v = f(r, &mut buf).then(|| out.view_of(buf.as_bytes()));
+        out.push_view(v);
+    }
+    out.finish()
+}
+
+fn column(rows: &[Row], col: &Column, dtype: &str) -> ArrayRef {
+    // A macro, not a closure taking `fn`: each column's accessor is inlined into its loop.
+    macro_rules! u {
+        ($f:expr) => {
+            unsigned(rows, dtype, $f)
+        };
+    }
+    match col.source {
+        Source::FrameNumber => u!(|r| Some(r.frame as u64)),
+        Source::TimeEpoch => match dtype {
+            "f64" => primitive::<Float64Type>(rows, |r| Some(r.time)),
+            _ => text(rows, |r, out| {
+                out.push_str(&format!("{:.9}", r.time));
+                true
+            }),
+        },
+        Source::FrameLen => u!(|r| Some(r.orig_len as u64)),
+        Source::IpSrc => text_by_key(rows, |r| r.ip4.map(|(a, _)| a), v4_slot, push_ipv4),
+        Source::IpDst => text_by_key(rows, |r| r.ip4.map(|(_, a)| a), v4_slot, push_ipv4),
+        Source::Ip6Src => text_by_key(rows, |r| r.ip6.map(|(a, _)| a), v6_slot, |a, out| out.push_str(&ipv6_text(a))),
+        Source::Ip6Dst => text_by_key(rows, |r| r.ip6.map(|(_, a)| a), v6_slot, |a, out| out.push_str(&ipv6_text(a))),
+        Source::Stream => u!(|r| Some(r.stream as u64)),
+        Source::SrcPort => u!(|r| Some(r.sport as u64)),
+        Source::DstPort => u!(|r| Some(r.dport as u64)),
+        Source::Flags => u!(|r| (!r.bogus_header).then_some(r.flags as u64)),
+        Source::Seq => u!(|r| Some(r.seq as u64)),
+        Source::Ack => u!(|r| (!r.bogus_header).then_some(r.ack as u64)),
+        Source::Len => u!(|r| r.payload_len.map(u64::from)),
+        Source::MpSubtype if col.all => text_by_key(
+            rows,
+            |r| (!r.mp.subtypes().is_empty()).then_some(r.mp.subtype_key()),
+            |k| k.subtypes().iter().fold(k.subtypes().len(), |h, &s| h * 3 + s as usize),
+            |k, out| {
+                for (i, &s) in k.subtypes().iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    if s >= 10 {
+                        out.push('1');
+                    }
+                    out.push((b'0' + s % 10) as char); // a subtype is 4 bits
+                }
             },
-        }
+        ),
+        Source::MpSubtype => u!(|r| r.mp.subtypes().first().map(|&s| s as u64)),
+        Source::MpVersion => u!(|r| r.mp.version.map(u64::from)),
+        Source::MpSendkey => u!(|r| r.mp.sendkey),
+        Source::MpRecvkey => u!(|r| r.mp.recvkey),
+        Source::MpRecvtok => u!(|r| r.mp.recvtok.map(u64::from)),
+        Source::MpMapPresent => u!(|r| r.mp.map_present.map(u64::from)),
+        Source::MpDsn64 => u!(|r| r.mp.dsn64.map(u64::from)),
+        Source::MpDsnRaw => u!(|r| r.mp.dsn_raw),
+        Source::MpSsn => u!(|r| r.mp.ssn.map(u64::from)),
+        Source::MpMapLen => u!(|r| r.mp.map_len.map(u64::from)),
+        Source::MpDataFin => u!(|r| r.mp.data_fin.map(u64::from)),
+        Source::MpBackup => u!(|r| r.mp.backup.map(u64::from)),
     }
+}
 
-    #[inline]
-    fn float(&mut self, v: f64) {
-        match self {
-            Builder::F64(b) => b.append_value(v),
-            Builder::Str(b) => b.append_value(format!("{v:.9}")),
-            other => other.uint(None),
-        }
-    }
+fn v4_slot(a: &[u8; 4]) -> usize {
+    (a[3] ^ a[2] ^ (a[1] << 2)) as usize
+}
 
-    #[inline]
-    fn text(&mut self, v: Option<&str>) {
-        match self {
-            Builder::Str(b) => b.append_option(v),
-            other => other.uint(v.and_then(|s| s.parse().ok())),
-        }
-    }
+fn v6_slot(a: &[u8; 16]) -> usize {
+    (a[15] ^ a[14] ^ (a[7] << 2)) as usize
+}
 
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            Builder::U8(b) => Arc::new(b.finish()),
-            Builder::U16(b) => Arc::new(b.finish()),
-            Builder::U32(b) => Arc::new(b.finish()),
-            Builder::U64(b) => Arc::new(b.finish()),
-            Builder::F64(b) => Arc::new(b.finish()),
-            Builder::Str(b) => Arc::new(b.finish()),
-        }
-    }
+fn push_ipv4(a: [u8; 4], out: &mut String) {
+    let mut buf = [0u8; 15];
+    out.push_str(ipv4_text(a, &mut buf));
 }
 
 /// Dotted quad without going through `fmt` (this runs twice per packet).
@@ -206,7 +342,8 @@ fn ipv4_text(a: [u8; 4], buf: &mut [u8; 15]) -> &str {
         buf[n] = b'0' + o % 10;
         n += 1;
     }
-    std::str::from_utf8(&buf[..n]).unwrap()
+    // SAFETY: only ASCII digits and dots were written.
+    unsafe { std::str::from_utf8_unchecked(&buf[..n]) }
 }
 
 /// IPv6 text as Wireshark prints it (RFC 5952; the IPv4-mapped and deprecated
@@ -227,15 +364,13 @@ pub struct Decoder {
 
 struct State {
     columns: Vec<Column>,
-    builders: Vec<Builder>,
     dtypes: Vec<String>,
     schema: SchemaRef,
     streams: Streams,
     seg: Segment,
     stats: Stats,
-    rows: usize,
+    rows: Vec<Row>,
     chunk_rows: usize,
-    text: String,
 }
 
 #[derive(Debug)]
@@ -265,29 +400,26 @@ impl Decoder {
                     )))
                 }
             };
-            if Builder::new(&s.dtype, 0).is_none() {
+            let Some(dt) = data_type(&s.dtype) else {
                 return Err(DecodeError::Field(format!("unknown column type {:?} for {:?}", s.dtype, s.column)));
-            }
+            };
             columns.push(Column { source, all });
-            fields.push(Field::new(&s.column, Builder::data_type(&s.dtype), true));
+            fields.push(Field::new(&s.column, dt, true));
             dtypes.push(s.dtype.clone());
         }
         let reader = Reader::open(path).map_err(DecodeError::Open)?;
         let chunk_rows = chunk_rows.max(1);
-        let builders = dtypes.iter().map(|d| Builder::new(d, chunk_rows).unwrap()).collect();
         Ok(Decoder {
             reader,
             state: State {
                 columns,
-                builders,
                 dtypes,
                 schema: Arc::new(Schema::new(fields)),
                 streams: Streams::default(),
                 seg: Segment::default(),
                 stats: Stats::default(),
-                rows: 0,
+                rows: Vec::with_capacity(chunk_rows),
                 chunk_rows,
-                text: String::with_capacity(32),
             },
         })
     }
@@ -307,7 +439,7 @@ impl Decoder {
     pub fn next_batch(&mut self) -> Option<Result<RecordBatch, ArrowError>> {
         let state = &mut self.state;
         self.reader.for_each(|rec| state.push(rec));
-        if self.state.rows == 0 {
+        if self.state.rows.is_empty() {
             return None;
         }
         Some(self.state.flush())
@@ -329,12 +461,9 @@ impl arrow_array::RecordBatchReader for Decoder {
 
 impl State {
     fn flush(&mut self) -> Result<RecordBatch, ArrowError> {
-        let arrays: Vec<ArrayRef> = self.builders.iter_mut().map(|b| b.finish()).collect();
-        // Builders keep no capacity after finish(): size them for the next chunk.
-        for (b, d) in self.builders.iter_mut().zip(&self.dtypes) {
-            *b = Builder::new(d, self.chunk_rows).unwrap();
-        }
-        self.rows = 0;
+        let arrays: Vec<ArrayRef> =
+            self.columns.iter().zip(&self.dtypes).map(|(c, d)| column(&self.rows, c, d)).collect();
+        self.rows.clear();
         RecordBatch::try_new(self.schema.clone(), arrays)
     }
 
@@ -342,25 +471,24 @@ impl State {
     fn push(&mut self, rec: &Record) -> bool {
         self.stats.frames += 1;
         let frame = self.stats.frames;
-        match decode(rec.linktype, rec.data, rec.orig_len, &mut self.seg) {
-            Ok(()) => {}
-            Err(skip) => {
-                match skip {
-                    Skip::NotTcp => self.stats.not_tcp += 1,
-                    Skip::Fragment => self.stats.fragments += 1,
-                    Skip::Malformed => self.stats.malformed += 1,
-                    Skip::LinkType => *self.stats.unsupported_link_types.entry(rec.linktype).or_insert(0) += 1,
-                }
-                return true;
+        if let Err(skip) = decode(rec.linktype, rec.data, rec.orig_len, &mut self.seg) {
+            match skip {
+                Skip::NotTcp => self.stats.not_tcp += 1,
+                Skip::Fragment => self.stats.fragments += 1,
+                Skip::Malformed => self.stats.malformed += 1,
+                Skip::LinkType => *self.stats.unsupported_link_types.entry(rec.linktype).or_insert(0) += 1,
             }
+            return true;
         }
         self.stats.tcp_packets += 1;
         let seg = &self.seg;
-        // The conversation key uses the innermost addresses (tshark's pinfo->src/dst).
-        let (src, dst): (&[u8], &[u8]) = match (&seg.ip6_src, &seg.ip4_src) {
-            (Some(s6), None) => (s6, seg.ip6_dst.as_ref().unwrap()),
-            (None, Some(s4)) => (s4, seg.ip4_dst.as_ref().unwrap()),
-            (Some(s6), Some(_)) => (s6, seg.ip6_dst.as_ref().unwrap()),
+        let ip4 = seg.ip4_src.zip(seg.ip4_dst);
+        let ip6 = seg.ip6_src.zip(seg.ip6_dst);
+        // The conversation key uses the innermost addresses (tshark's pinfo->src/dst);
+        // with a tunnel of both families, the IPv6 pair (the decoder records the first of each).
+        let (src, dst): (&[u8], &[u8]) = match (&ip6, &ip4) {
+            (Some((s, d)), _) => (s, d),
+            (None, Some((s, d))) => (s, d),
             (None, None) => unreachable!("a TCP segment without an IP header"),
         };
         let stream = self.streams.stream(
@@ -370,59 +498,23 @@ impl State {
             seg.dport,
             &TcpMeta { flags: seg.flags, seq: seg.seq, ack: seg.ack, has_seglen: seg.payload_len.is_some() },
         );
-        let time = epoch_f64(rec.ts_sec, rec.ts_nsec);
-        let mp = &seg.mptcp;
-        let mut buf = [0u8; 15];
-        for (col, b) in self.columns.iter().zip(self.builders.iter_mut()) {
-            match col.source {
-                Source::FrameNumber => b.uint(Some(frame)),
-                Source::TimeEpoch => b.float(time),
-                Source::FrameLen => b.uint(Some(rec.orig_len as u64)),
-                Source::IpSrc => b.text(seg.ip4_src.map(|a| ipv4_text(a, &mut buf))),
-                Source::IpDst => b.text(seg.ip4_dst.map(|a| ipv4_text(a, &mut buf))),
-                Source::Ip6Src => b.text(seg.ip6_src.map(ipv6_text).as_deref()),
-                Source::Ip6Dst => b.text(seg.ip6_dst.map(ipv6_text).as_deref()),
-                Source::Stream => b.uint(Some(stream as u64)),
-                Source::SrcPort => b.uint(Some(seg.sport as u64)),
-                Source::DstPort => b.uint(Some(seg.dport as u64)),
-                Source::Flags => b.uint((!seg.bogus_header).then_some(seg.flags as u64)),
-                Source::Seq => b.uint(Some(seg.seq as u64)),
-                Source::Ack => b.uint((!seg.bogus_header).then_some(seg.ack as u64)),
-                Source::Len => b.uint(seg.payload_len.map(u64::from)),
-                Source::MpSubtype => {
-                    if mp.subtypes.is_empty() {
-                        b.text(None);
-                    } else if col.all {
-                        self.text.clear();
-                        for (i, &s) in mp.subtypes.iter().enumerate() {
-                            if i > 0 {
-                                self.text.push(',');
-                            }
-                            if s >= 10 {
-                                self.text.push('1');
-                            }
-                            self.text.push((b'0' + s % 10) as char); // a subtype is 4 bits
-                        }
-                        b.text(Some(&self.text));
-                    } else {
-                        b.uint(Some(mp.subtypes[0] as u64));
-                    }
-                }
-                Source::MpVersion => b.uint(mp.version.map(u64::from)),
-                Source::MpSendkey => b.uint(mp.sendkey),
-                Source::MpRecvkey => b.uint(mp.recvkey),
-                Source::MpRecvtok => b.uint(mp.recvtok.map(u64::from)),
-                Source::MpMapPresent => b.uint(mp.map_present.map(u64::from)),
-                Source::MpDsn64 => b.uint(mp.dsn64.map(u64::from)),
-                Source::MpDsnRaw => b.uint(mp.dsn_raw),
-                Source::MpSsn => b.uint(mp.ssn.map(u64::from)),
-                Source::MpMapLen => b.uint(mp.map_len.map(u64::from)),
-                Source::MpDataFin => b.uint(mp.data_fin.map(u64::from)),
-                Source::MpBackup => b.uint(mp.backup.map(u64::from)),
-            }
-        }
-        self.rows += 1;
-        self.rows < self.chunk_rows
+        self.rows.push(Row {
+            time: epoch_f64(rec.ts_sec, rec.ts_nsec),
+            frame: u32::try_from(frame).unwrap_or(u32::MAX),
+            orig_len: rec.orig_len,
+            stream,
+            seq: seg.seq,
+            ack: seg.ack,
+            payload_len: seg.payload_len,
+            bogus_header: seg.bogus_header,
+            sport: seg.sport,
+            dport: seg.dport,
+            flags: seg.flags,
+            ip4,
+            ip6,
+            mp: seg.mptcp,
+        });
+        self.rows.len() < self.chunk_rows
     }
 }
 

@@ -21,10 +21,11 @@ pub const MP_FASTCLOSE: u8 = 7;
 pub const MP_TCPRST: u8 = 8;
 
 /// The MPTCP fields of one segment (the packets table's `mp_*` columns).
-#[derive(Default, Clone, Debug, PartialEq, Eq)]
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MptcpFields {
-    /// Subtypes in option order (at most 40 bytes of options: at most 10 options).
-    pub subtypes: Vec<u8>,
+    /// Subtypes in option order (40 bytes of options hold at most 13 MPTCP options).
+    subtypes: [u8; 13],
+    n_subtypes: u8,
     pub version: Option<u8>,
     pub sendkey: Option<u64>,
     pub recvkey: Option<u64>,
@@ -39,8 +40,24 @@ pub struct MptcpFields {
 }
 
 impl MptcpFields {
+    pub fn subtypes(&self) -> &[u8] {
+        &self.subtypes[..self.n_subtypes as usize]
+    }
+
+    /// The subtypes alone, as a comparable key (a data segment's is the same as the last one's).
+    pub fn subtype_key(&self) -> SubtypeKey {
+        SubtypeKey { subtypes: self.subtypes, n: self.n_subtypes }
+    }
+
+    fn push_subtype(&mut self, s: u8) {
+        if let Some(slot) = self.subtypes.get_mut(self.n_subtypes as usize) {
+            *slot = s;
+            self.n_subtypes += 1;
+        }
+    }
+
     pub fn clear(&mut self) {
-        self.subtypes.clear();
+        self.n_subtypes = 0;
         self.version = None;
         self.sendkey = None;
         self.recvkey = None;
@@ -52,6 +69,18 @@ impl MptcpFields {
         self.map_len = None;
         self.data_fin = None;
         self.backup = None;
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SubtypeKey {
+    subtypes: [u8; 13],
+    n: u8,
+}
+
+impl SubtypeKey {
+    pub fn subtypes(&self) -> &[u8] {
+        &self.subtypes[..self.n as usize]
     }
 }
 
@@ -122,7 +151,7 @@ pub fn decode_mptcp(opt: &[u8], out: &mut MptcpFields) -> Option<()> {
     let mut c = Cursor { b: opt, at: 2 };
     let b2 = c.take(1)?[0];
     let sub = b2 >> 4;
-    out.subtypes.push(sub);
+    out.push_subtype(sub);
     match sub {
         MP_CAPABLE => {
             first(&mut out.version, b2 & 0x0f);
@@ -198,7 +227,7 @@ mod tests {
     fn mp_capable_lengths() {
         let mut f = MptcpFields::default();
         decode_options(&opt(0x01, &[0x81]), &mut f); // v1 SYN
-        assert_eq!((f.subtypes.clone(), f.version, f.sendkey), (vec![0], Some(1), None));
+        assert_eq!((f.subtypes().to_vec(), f.version, f.sendkey), (vec![0], Some(1), None));
         let mut body = vec![0x81];
         body.extend(7u64.to_be_bytes());
         body.extend(9u64.to_be_bytes());
@@ -237,7 +266,7 @@ mod tests {
         v.extend(opt(0x51, &[])); // MP_PRIO, backup 1: the first one is kept
         let mut f = MptcpFields::default();
         decode_options(&v, &mut f);
-        assert_eq!(f.subtypes, vec![5, 2, 5]);
+        assert_eq!(f.subtypes(), &[5, 2, 5]);
         assert_eq!((f.map_present, f.backup), (Some(0), Some(0)));
     }
 
@@ -245,7 +274,7 @@ mod tests {
     fn short_option_stops_without_panicking() {
         let mut f = MptcpFields::default();
         decode_options(&[30, 8, 0x20, 0x05, 1, 2, 3, 4], &mut f); // M flag, no room for the DSN
-        assert_eq!(f.subtypes, vec![2]);
+        assert_eq!(f.subtypes(), &[2]);
         assert_eq!(f.dsn_raw, None);
         decode_options(&[30, 1], &mut f); // bogus length
         decode_options(&[30], &mut f);

@@ -10,17 +10,26 @@
 //! direction's first ACK (acknowledgement minus one). A SYN/ACK never starts one.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Endpoint {
-    addr: [u8; 16],
+    addr: u128,
     v6: bool,
     port: u16,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Key(Endpoint, Endpoint); // ordered: .0 <= .1
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        for e in [&self.0, &self.1] {
+            h.write_u64(e.addr as u64);
+            h.write_u64((e.addr >> 64) as u64 ^ ((e.port as u64) << 1 | e.v6 as u64));
+        }
+    }
+}
 
 struct Conversation {
     stream: u32,
@@ -59,6 +68,7 @@ impl Hasher for FastHasher {
 pub struct Streams {
     latest: HashMap<Key, usize, BuildHasherDefault<FastHasher>>,
     convs: Vec<Conversation>,
+    last: Option<(Key, usize)>, // runs of packets of one conversation skip the hash
 }
 
 pub struct TcpMeta {
@@ -79,9 +89,12 @@ impl Streams {
         let a = endpoint(src, sport);
         let b = endpoint(dst, dport);
         let key = if (a.addr, a.v6, a.port) <= (b.addr, b.v6, b.port) { Key(a, b) } else { Key(b, a) };
-        let mut idx = match self.latest.get(&key) {
-            Some(&i) => i,
-            None => self.new_conversation(key, a),
+        let mut idx = match self.last {
+            Some((k, i)) if k == key => i,
+            _ => match self.latest.get(&key) {
+                Some(&i) => i,
+                None => self.new_conversation(key, a),
+            },
         };
         let mut dir = if self.convs[idx].first == a { 0 } else { 1 };
         if m.flags & (SYN | ACK) == SYN {
@@ -92,6 +105,7 @@ impl Streams {
                 }
             }
         }
+        self.last = Some((key, idx));
         let conv = &mut self.convs[idx];
         if m.has_seglen {
             if conv.base[dir].is_none() {
@@ -119,7 +133,7 @@ impl Streams {
 fn endpoint(addr: &[u8], port: u16) -> Endpoint {
     let mut a = [0u8; 16];
     a[..addr.len()].copy_from_slice(addr);
-    Endpoint { addr: a, v6: addr.len() == 16, port }
+    Endpoint { addr: u128::from_be_bytes(a), v6: addr.len() == 16, port }
 }
 
 #[cfg(test)]
