@@ -8,7 +8,7 @@ CORES   ?= all
 LINKEM  := capture/linkem/target/release/linkem
 LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs capture/linkem/src/**/*.rs)
 
-.PHONY: test reproduce-all system venv linkem bench bench-memory clean
+.PHONY: test reproduce-all system venv linkem cc bench bench-memory clean
 
 system:
 	@scripts/setup-system.sh
@@ -36,12 +36,17 @@ linkem:
 	@scripts/check-cargo.sh
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
 
-test: system venv linkem
+# The BPF congestion controls (capture/cc: lia, olia, balia) and their loader;
+# skipped with a message on a kernel without BTF.
+cc: system
+	@$(MAKE) --no-print-directory -C capture/cc
+
+test: system venv linkem cc
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	cargo test -q --manifest-path pipeline/pcapdecode/Cargo.toml
 	$(BIN)/pytest -ra
 
-reproduce-all: system venv linkem
+reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all
 
 bench: system venv
