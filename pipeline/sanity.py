@@ -13,6 +13,7 @@ wrong becomes a note (a problems row), and exact duplicates are dropped.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -45,10 +46,19 @@ def check(packets: pl.DataFrame, now_s: float | None = None) -> Checked:
 def _drop_duplicates(c: Checked) -> None:
     p = c.packets
     same = [col for col in p.columns if col != "frame"]
-    kept = p.unique(subset=same, keep="first", maintain_order=True)
-    n = p.height - kept.height
+    # A hash of each row first: comparing whole rows of a multi-million-packet trace
+    # costs several times its size in memory, and duplicates are rare. Only the rows
+    # whose hash repeats are compared exactly.
+    row_hash = functools.reduce(lambda a, b: a.xor(b), [pl.col(col).hash(seed=i) for i, col in enumerate(same)])
+    maybe = p.select(row_hash.is_duplicated()).to_series()
+    if not maybe.any():
+        return
+    candidates = p.filter(maybe)
+    kept = candidates.unique(subset=same, keep="first", maintain_order=True)
+    n = candidates.height - kept.height
     if n:
-        c.packets = kept
+        dropped = candidates.filter(~pl.col("frame").is_in(kept["frame"].implode()))["frame"]
+        c.packets = p.filter(~pl.col("frame").is_in(dropped.implode()))
         c.notes.append(f"{n} exact duplicate packets (same time, headers and checksum, e.g. a capture merged "
                        "with itself) dropped before the metrics")
 
@@ -68,7 +78,7 @@ def _snap_length(c: Checked) -> None:
 
 
 def _timestamps(c: Checked, now_s: float) -> None:
-    t = c.packets.sort("frame")["time_s"].fill_null(0.0)
+    t = c.packets.select(pl.col("time_s").sort_by("frame").fill_null(0.0)).to_series()
     if t.len() < 2:
         return
     why = None
