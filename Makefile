@@ -10,7 +10,7 @@ LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs captu
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
 
-.PHONY: test reproduce-all system venv linkem cc bench bench-memory clean
+.PHONY: test reproduce-all system venv linkem cc thirdparty bench bench-memory clean
 
 system:
 	@scripts/setup-system.sh
@@ -44,7 +44,11 @@ linkem:
 cc: system
 	@$(MAKE) --no-print-directory -C capture/cc
 
-test: system venv linkem cc
+# Other people's MPTCP captures for the cross-check tests (never committed).
+thirdparty: venv
+	@scripts/fetch-thirdparty.sh $(BIN)/pip
+
+test: system venv linkem cc thirdparty
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	cargo test -q --manifest-path pipeline/pcapdecode/Cargo.toml
 	$(BIN)/pytest -ra

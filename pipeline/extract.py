@@ -60,8 +60,10 @@ def tshark_command(pcap: str | os.PathLike) -> list[str]:
     # Port 80 carries the lab's downloads, but also anyone's non-HTTP data: the HTTP
     # dissector's reassembly made such captures ~7x slower, and we read no HTTP field.
     cmd += ["--disable-protocol", "http"]
-    # Only TCP frames: cheaper than extracting everything and filtering in polars.
-    cmd += ["-2", "-Y", "tcp", "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]
+    # Only TCP frames: cheaper than extracting everything and filtering in polars. Not
+    # the TCP header an ICMP error quotes: it is no segment of the connection (and the
+    # native decoder counts such frames as not TCP).
+    cmd += ["-2", "-Y", "tcp && !icmp && !icmpv6", "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]
     for f in PACKET_FIELDS:
         cmd += ["-e", f.tshark]
     return cmd

@@ -46,10 +46,11 @@ def check(packets: pl.DataFrame, now_s: float | None = None) -> Checked:
 def _drop_duplicates(c: Checked) -> None:
     p = c.packets
     same = [col for col in p.columns if col != "frame"]
-    # A hash of each row first: comparing whole rows of a multi-million-packet trace
-    # costs several times its size in memory, and duplicates are rare. Only the rows
-    # whose hash repeats are compared exactly.
-    row_hash = functools.reduce(lambda a, b: a.xor(b), [pl.col(col).hash(seed=i) for i, col in enumerate(same)])
+    # A hash of a few telling columns first: comparing whole rows of a multi-million-
+    # packet trace costs several times its size in memory, and duplicates are rare.
+    # Only the rows whose hash repeats are compared exactly, on every column.
+    key = [col for col in ("time_s", "stream", "seq", "ack", "ip_id", "tcp_checksum", "payload_bytes") if col in same]
+    row_hash = functools.reduce(lambda a, b: a.xor(b), [pl.col(col).hash(seed=i) for i, col in enumerate(key or same)])
     maybe = p.select(row_hash.is_duplicated()).to_series()
     if not maybe.any():
         return

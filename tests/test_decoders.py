@@ -48,6 +48,19 @@ def test_samples_identical(pcap):
     assert_same(pcap)
 
 
+# Other people's captures (scripts/fetch-thirdparty.sh, run by `make test`): MPTCP v0,
+# Linux cooked v1, PPP, pcapng from another setup.
+THIRD = sorted((ROOT / "data" / "thirdparty").glob("*.pcap*"))
+
+
+@needs_tshark
+@pytest.mark.parametrize("pcap", THIRD or [None], ids=[p.name for p in THIRD] or ["none"])
+def test_thirdparty_captures_identical(pcap):
+    if pcap is None:
+        pytest.skip("no third-party captures in data/thirdparty (scripts/fetch-thirdparty.sh could not download them)")
+    assert_same(pcap)
+
+
 # --- scapy-built MPTCP exchanges ------------------------------------------------------
 
 def dss(ack=None, ack64=True, dsn=None, dsn64=True, ssn=0, length=0, fin=False, checksum=False) -> tuple:
