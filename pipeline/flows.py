@@ -84,7 +84,8 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
     ]
     # The handshake from the SYN-flagged packets alone: a long trace has few of them.
     hs = p.filter(pl.col("syn")).group_by("stream").agg(*handshake)
-    g = p.group_by("stream").agg(
+    # (group-bys on a narrow selection: polars may copy whatever frame it groups)
+    g = p.select("stream", "src", "sport", "dst", "dport", "time_s", "dss", "frame").group_by("stream").agg(
         pl.col("src").first().alias("any_src"),
         pl.col("sport").first().alias("any_sport"),
         pl.col("dst").first().alias("any_dst"),
@@ -95,7 +96,7 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
     ).join(hs, on="stream", how="left")
     # Payload by (stream, sender) to guess the server when no handshake was seen.
     by_sender = (
-        p.group_by("stream", "src", "sport")
+        p.select("stream", "src", "sport", "payload_bytes").group_by("stream", "src", "sport")
         .agg(pl.col("payload_bytes").cast(pl.Int64).sum().alias("sent"))
         .sort("stream", "sent", "sport", descending=[False, True, False])
         .group_by("stream", maintain_order=True)

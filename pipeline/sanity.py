@@ -51,9 +51,11 @@ def _drop_duplicates(c: Checked) -> None:
     # Only the rows whose hash repeats are compared exactly, on every column.
     key = [col for col in ("time_s", "stream", "seq", "ack", "ip_id", "tcp_checksum", "payload_bytes") if col in same]
     row_hash = functools.reduce(lambda a, b: a.xor(b), [pl.col(col).hash(seed=i) for i, col in enumerate(key or same)])
-    maybe = p.select(row_hash.is_duplicated()).to_series()
-    if not maybe.any():
+    h = p.select(row_hash).to_series().sort()
+    repeated = h.filter(h.diff() == 0)  # sorting keeps memory to one more column
+    if repeated.len() == 0:
         return
+    maybe = p.select(row_hash.is_in(repeated.implode())).to_series()
     candidates = p.filter(maybe)
     kept = candidates.unique(subset=same, keep="first", maintain_order=True)
     n = candidates.height - kept.height
