@@ -43,8 +43,8 @@ OUT = REPO / "data" / "bench"
 BIG = OUT / "synthetic-5M.pcap"
 TIME = "/usr/bin/time"  # GNU time (Debian: time; scripts/setup-system.sh installs it)
 # The decoder alone: the extension and the field list, no polars import.
-DECODE_ONLY = ("import json, sys, pcapdecode; "
-               "print(pcapdecode.PacketReader(sys.argv[1], [tuple(f) for f in json.loads(sys.argv[2])]).drain())")
+DECODE_ONLY = ("import json, sys, pcapdecode; print(pcapdecode.PacketReader(sys.argv[1], "
+               f"[tuple(f) for f in json.loads(sys.argv[2])], {extract.CHUNK_ROWS}).drain())")
 FIELDS = json.dumps(extract.native_fields())
 
 
