@@ -8,10 +8,12 @@ const FIELDS: &[(&str, &str, &str)] = &[
     ("frame.number", "frame", "u32"),
     ("frame.time_epoch", "time_s", "f64"),
     ("frame.len", "frame_bytes", "u32"),
+    ("frame.cap_len", "cap_bytes", "u32"),
     ("ip.src", "ip_src", "str"),
     ("ip.dst", "ip_dst", "str"),
     ("ipv6.src", "ip6_src", "str"),
     ("ipv6.dst", "ip6_dst", "str"),
+    ("ip.id", "ip_id", "u16"),
     ("tcp.stream", "stream", "u32"),
     ("tcp.srcport", "sport", "u16"),
     ("tcp.dstport", "dport", "u16"),
@@ -19,6 +21,7 @@ const FIELDS: &[(&str, &str, &str)] = &[
     ("tcp.seq", "seq", "u32"),
     ("tcp.ack", "ack", "u32"),
     ("tcp.len", "payload_bytes", "u32"),
+    ("tcp.checksum", "tcp_checksum", "u16"),
     ("tcp.options.mptcp.subtype", "mp_subtypes", "str"),
     ("tcp.options.mptcp.version", "mp_version", "u8"),
     ("tcp.options.mptcp.sendkey", "mp_sendkey", "u64"),
@@ -44,10 +47,12 @@ fn main() {
             occurrence: if *c == "mp_subtypes" { "all" } else { "first" }.to_string(),
         })
         .collect();
+    // the pipeline's chunk size (pipeline/extract.py CHUNK_ROWS)
+    let chunk: usize = std::env::var("CHUNK_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 13);
     let rounds: usize = std::env::var("ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
     for _ in 0..rounds {
         let t0 = Instant::now();
-        let mut dec = Decoder::open(std::path::Path::new(&path), &specs, 1 << 16).expect("open");
+        let mut dec = Decoder::open(std::path::Path::new(&path), &specs, chunk).expect("open");
         let mut rows = 0usize;
         for b in &mut dec {
             rows += b.expect("batch").num_rows();

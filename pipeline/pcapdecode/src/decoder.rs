@@ -157,9 +157,17 @@ fn data_type(dtype: &str) -> Option<DataType> {
 }
 
 fn primitive<T: ArrowPrimitiveType>(rows: &[Row], f: impl Fn(&Row) -> Option<T::Native>) -> ArrayRef {
-    let values: Vec<T::Native> = rows.iter().map(|r| f(r).unwrap_or_default()).collect();
-    let valid = BooleanBuffer::collect_bool(rows.len(), |i| f(&rows[i]).is_some());
-    let nulls = Some(NullBuffer::new(valid)).filter(|n| n.null_count() > 0);
+    let mut missing = 0usize;
+    let values: Vec<T::Native> = rows
+        .iter()
+        .map(|r| {
+            let v = f(r);
+            missing += v.is_none() as usize;
+            v.unwrap_or_default()
+        })
+        .collect();
+    // The validity bitmap only for a column with nulls (most are all or nothing).
+    let nulls = (missing > 0).then(|| NullBuffer::new(BooleanBuffer::collect_bool(rows.len(), |i| f(&rows[i]).is_some())));
     Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
 }
 
