@@ -151,6 +151,8 @@ def read_native(path: Path) -> tuple[pl.DataFrame, list[str]]:
         notes = capfile.notes(capfile.Scan(
             "pcap", records=s["records"], size=s["size"], damaged_at=s["damaged_at"], damage=s["damage"],
             tail_missing=s["tail_missing"], snaplen=s["snaplen"]))
+        if s["end"] == "damaged" and s["damaged_at"] is None:  # the reader's own error (e.g. I/O)
+            notes.append(capfile.damaged(s["damage"]))
     else:
         notes = [capfile.TRUNCATED] if s["end"] == "truncated" else []
         if s["end"] == "damaged":
