@@ -24,6 +24,7 @@ rule load_db:
     The file is a store (pipeline/store.py): each run loaded replaces its own rows, other runs and any
     table of the user's stay, so the output is updated in place (update()), never deleted first."""
     input:
+        captured_campaigns,
         db_table_files,
     output:
         update(DB),

@@ -41,10 +41,32 @@ def query(sql: str, params: list | dict | None = None) -> pl.DataFrame:
         cur.close()
 
 
-def runs_of(paper: str) -> str:
-    """SQL: the run_ids of one paper's campaign (a sub-select for IN (...))."""
+def runs_of(paper: str, stalled: bool = True) -> str:
+    """SQL: the run_ids of one paper's campaign (a sub-select for IN (...)).
+
+    ``stalled=False`` leaves out the runs flagged ``runs.stalled``: the host stalled
+    the link emulator during the run (a frame left later than the campaign's stall
+    threshold, 5 ms by default, after the repeats the campaign allows), so the
+    path's RTT/delay in that run includes the stall. Runs without the measurement
+    (``stalled`` null: tbf links, captures made before stalls were recorded) are kept.
+    """
     pattern = PAPER_CAMPAIGNS[paper].replace("'", "''")
-    return f"SELECT run_id FROM runs WHERE regexp_matches(coalesce(campaign, ''), '{pattern}')"
+    sql = f"SELECT run_id FROM runs WHERE regexp_matches(coalesce(campaign, ''), '{pattern}')"
+    return sql if stalled else sql + f" AND {NOT_STALLED}"
+
+
+# The runs the host did not stall (null = not measured, kept): a WHERE condition on runs.
+NOT_STALLED = "coalesce(stalled, false) = false"
+
+
+def stalled_runs(paper: str | None = None) -> pl.DataFrame:
+    """The runs flagged as stalled (of one paper, or all), worst first, with what flags
+    them: for a notebook's note on what it left out or a findings column."""
+    where = f"run_id IN ({runs_of(paper)}) AND stalled" if paper else "stalled"
+    return query(f"""
+        SELECT run_id, campaign, scenario, mode, worst_late_ms, late_packets, late_intervals,
+               worst_reader_lag_ms, steal_pct, attempt
+        FROM runs WHERE {where} ORDER BY worst_late_ms DESC""")
 
 
 def quantiles_sql(value: str, source: str, by: list[str]) -> str:
