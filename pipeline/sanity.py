@@ -52,7 +52,7 @@ def _drop_duplicates(c: Checked) -> None:
     key = [col for col in ("time_s", "stream", "seq", "ack", "ip_id", "tcp_checksum", "payload_bytes") if col in same]
     row_hash = functools.reduce(lambda a, b: a.xor(b), [pl.col(col).hash(seed=i) for i, col in enumerate(key or same)])
     h = p.select(row_hash).to_series().sort()
-    repeated = h.filter(h.diff() == 0)  # sorting keeps memory to one more column
+    repeated = h.filter(h == h.shift(1))  # sorting keeps memory to one more column
     if repeated.len() == 0:
         return
     maybe = p.select(row_hash.is_in(repeated.implode())).to_series()
