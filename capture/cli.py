@@ -9,6 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from .spec import SCALES
 from .util import REPO, Interrupted, signals_raise
 
 SAMPLES_CAMPAIGN = REPO / "capture" / "campaigns" / "samples.yaml"
@@ -25,7 +26,8 @@ def _prereqs() -> list[str]:
 
 
 def cmd_run(a) -> int:
-    from .campaign import CampaignError, run_campaign
+    from .campaign import run_campaign
+    from .spec import CampaignError
     try:
         if not a.dry_run:
             errs = _prereqs()
@@ -62,7 +64,7 @@ def cmd_sample(a) -> int:
 
 
 def cmd_check(a) -> int:
-    from .campaign import CampaignError, load
+    from .spec import CampaignError, load
     from .emulator import LINKEM, linkem_available
     from .kernel import check
     rc = 0
@@ -84,7 +86,8 @@ def cmd_check(a) -> int:
 
 
 def cmd_validate(a) -> int:
-    from .campaign import CampaignError, load, plan, scales_of
+    from .estimate import plan
+    from .spec import CampaignError, load, scales_of
     rc = 0
     total = {}
     for c in a.campaign:
@@ -123,7 +126,7 @@ def main(argv=None) -> int:
     r.add_argument("--flat", action="store_true", help="put runs directly in OUT/<run_id>/")
     r.add_argument("--only", help="regex: run only matching run ids")
     r.add_argument("--dry-run", action="store_true", help="validate and list the runs to do")
-    r.add_argument("--scale", choices=["quick", "paper"], default=None,
+    r.add_argument("--scale", choices=SCALES, default=None,
                    help="campaign scale (the YAML's scales.<scale> block; default: quick when the YAML has one)")
     r.add_argument("--no-progress", action="store_true")
     r.set_defaults(fn=cmd_run)
@@ -140,7 +143,7 @@ def main(argv=None) -> int:
 
     v = sub.add_parser("validate", help="validate campaign YAML files")
     v.add_argument("campaign", nargs="+")
-    v.add_argument("--scale", choices=["quick", "paper"], default=None, help="only this scale (default: every scale)")
+    v.add_argument("--scale", choices=SCALES, default=None, help="only this scale (default: every scale)")
     v.set_defaults(fn=cmd_validate)
 
     w = sub.add_parser("sweep", help="delete namespaces left by crashed runs (prefix mpl-)")

@@ -16,31 +16,14 @@ import json
 import time
 from pathlib import Path
 
+from .spec import direction
 from .util import REPO, CommandError, Proc, log, sh
 
 LINKEM = REPO / "capture" / "linkem" / "target" / "release" / "linkem"
 
-DIRECTION_KEYS = {"delay_ms", "jitter_ms", "loss", "rate_mbit", "trace", "queue_bytes",
-                  "queue_packets", "outages"}
-PROFILE_KEYS = DIRECTION_KEYS | {"rtt_ms", "down", "up"}
-
 
 def linkem_available() -> bool:
     return LINKEM.is_file() and LINKEM.stat().st_mode & 0o111 != 0
-
-
-def direction(profile: dict, d: str) -> dict:
-    """The effective settings of one direction ("down" or "up") of a profile."""
-    res: dict = {}
-    if "rtt_ms" in profile:
-        res["delay_ms"] = profile["rtt_ms"] / 2
-    for k in DIRECTION_KEYS:
-        if k in profile:
-            res[k] = profile[k]
-    res.update(profile.get(d) or {})
-    if "rtt_ms" in (profile.get(d) or {}):
-        res["delay_ms"] = res.pop("rtt_ms") / 2
-    return res
 
 
 def needs_linkem(profile: dict) -> bool:

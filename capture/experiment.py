@@ -9,60 +9,17 @@ import platform
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import kernel, workloads
 from .emulator import PathEmulator, choose_kind
 from .pcaps import Capture
+from .spec import RunSpec
 from .topology import Topology, sweep
 from .util import Interrupted, block_signals, log, unblock_signals
 
 DONE = ".done"        # marker written last: a run folder with it is finished
 STARTED = ".started"  # marker written first: a folder with only this is a half run
-
-
-@dataclass
-class RunSpec:
-    run_id: str
-    campaign: str
-    scenario: str
-    mode: str                          # SP-wifi, SP-lte, MP-2, MP-4, backup
-    profiles: dict[str, dict]          # path -> link profile
-    workload: str = "http"             # http | ditg-netflix | ditg-maps | ditg-docs
-    size_bytes: int = 0                # http only
-    duration_s: float = 0              # ditg only
-    primary_path: str = "wifi"
-    repetition: int = 1
-    congestion_control: str = "cubic"
-    scheduler: str = "default"
-    sysctl_profile: str | None = None  # kernel-config/profiles/<name>.yaml
-    sysctl_params: dict = field(default_factory=dict)
-    seed: int = 1
-    order_index: int | None = None
-    force_tbf: bool = False
-    keep_interface_pcaps: bool = True
-    timeout_s: float = 120
-    base_dir: str | None = None        # where relative trace paths resolve (the campaign's folder)
-    profile_names: dict[str, str] = field(default_factory=dict)  # path -> name in profiles.yaml
-    sysctls: dict = field(default_factory=dict)  # extra per-namespace sysctls (after the profile's)
-    scale: str | None = None           # campaign scale (quick | paper) the run belongs to
-
-    @property
-    def paths(self) -> list[str]:
-        if self.mode == "SP-wifi":
-            return ["wifi"]
-        if self.mode == "SP-lte":
-            return ["lte"]
-        return ["wifi", "lte"]
-
-    @property
-    def primary(self) -> str:
-        return self.paths[0] if self.mode.startswith("SP") else self.primary_path
-
-    @property
-    def mptcp(self) -> bool:
-        return not self.mode.startswith("SP")
 
 
 def now_iso() -> str:

@@ -17,13 +17,12 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .spec import MODES, PATH_INDEX
 from .util import CommandError, log, out, sh
 
 PREFIX = "mpl-"
 SERVICE_ADDRS = ["10.100.0.1", "10.100.0.2"]
 JOIN_PORT = 9100  # client-side MP_JOIN listener for server-initiated (D-ITG) connections
-PATH_INDEX = {"wifi": 1, "lte": 2}
-MODES = ("SP-wifi", "SP-lte", "MP-2", "MP-4", "backup")
 
 
 def path_index(name: str) -> int:

@@ -10,8 +10,8 @@ import duckdb
 import pytest
 import yaml
 
-from capture import campaign
-from capture.campaign import CampaignError, estimate_s, expand, load, load_profiles, validate
+from capture.estimate import estimate_s
+from capture.spec import CampaignError, expand, load, load_profiles, validate
 
 REPO = Path(__file__).resolve().parent.parent
 CDIR = REPO / "capture" / "campaigns"

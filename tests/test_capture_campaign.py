@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from capture import campaign
-from capture.campaign import CampaignError, expand, validate
+from capture import campaign, spec
+from capture.spec import CampaignError, expand, validate
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -83,15 +83,15 @@ def test_expand_matrix_randomized_and_deterministic():
 
 
 def test_parse_size():
-    assert campaign.parse_size("4MB") == 4_000_000
-    assert campaign.parse_size("64KiB") == 65536
-    assert campaign.parse_size(10) == 10
+    assert spec.parse_size("4MB") == 4_000_000
+    assert spec.parse_size("64KiB") == 65536
+    assert spec.parse_size(10) == 10
 
 
 @pytest.mark.parametrize("f", sorted(p for p in (REPO / "capture" / "campaigns").glob("*.yaml") if p.name != "profiles.yaml"),
                          ids=lambda p: p.name)
 def test_shipped_campaigns_valid(f):
-    campaign.load(f)
+    spec.load(f)
 
 
 def test_cli_reports_one_line_error(tmp_path):
@@ -126,3 +126,31 @@ def test_dry_run_skips_finished_runs(tmp_path):
 def test_help():
     p = subprocess.run([sys.executable, "-m", "capture", "--help"], cwd=REPO, capture_output=True, text=True)
     assert p.returncode == 0 and "run" in p.stdout and "check" in p.stdout
+
+
+def test_spec_is_importable_without_the_testbed():
+    # the workflow and planners load, validate and expand campaigns anywhere
+    code = ("import sys, capture.spec, capture.estimate; "
+            "bad = [m for m in ('capture.topology', 'capture.emulator', 'capture.experiment', "
+            "'capture.workloads', 'capture.pcaps', 'capture.campaign') if m in sys.modules]; "
+            "assert not bad, bad")
+    p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+def test_one_table_for_modes_and_paths():
+    # the schema's enums and the run spec's paths both come from spec.MODE_PATHS
+    assert spec.SCHEMA["definitions"]["mode"]["enum"] == list(spec.MODE_PATHS)
+    assert spec.SCHEMA["definitions"]["path"]["enum"] == list(spec.PATH_INDEX)
+    doc = copy.deepcopy(BASE)
+    doc["modes"] = list(spec.MODE_PATHS)
+    for s in expand(validate(doc)):
+        assert s.paths == list(spec.MODE_PATHS[s.mode])
+        assert s.mptcp == (len(s.paths) > 1)
+    # a mode's paths are what the scenario check asks for
+    doc["scenarios"]["s1"].pop("wifi")
+    doc["modes"] = ["SP-lte"]
+    validate(doc)
+    doc["modes"] = ["backup"]
+    with pytest.raises(CampaignError, match="needs a 'wifi' link"):
+        validate(doc)

@@ -1,0 +1,59 @@
+"""How long a campaign takes: a rough wall-time model per run, for the quick-scale
+budget and `python -m capture validate` (pure: no capture needed)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .spec import RunSpec, direction, expand, load
+
+RUN_OVERHEAD_S = {"http": 3.5, "ditg": 4.5}  # namespaces, linkem, tcpdump, teardown (measured here)
+
+
+def _trace_mean_mbit(path: Path) -> float:
+    try:
+        lines = path.read_text().split()
+        return (len(lines) - 1) * 1500 * 8 / (int(lines[-1]) / 1000) / 1e6
+    except (OSError, ValueError, IndexError, ZeroDivisionError):
+        return 10.0
+
+
+def path_estimate(profile: dict, base_dir: Path | None = None) -> tuple[float, float]:
+    """(expected TCP throughput in Mbit/s, base RTT in s) of a link profile, for planning:
+    the bottleneck rate, capped by the Mathis et al. loss bound 1.22·MSS/(RTT·√p)."""
+    down, up = direction(profile, "down"), direction(profile, "up")
+    rtt = (float(down.get("delay_ms", 0)) + float(up.get("delay_ms", 0))) / 1000 + 0.0005
+    if "trace" in down:
+        t = Path(down["trace"])
+        rate = _trace_mean_mbit(t if t.is_absolute() else (base_dir or Path.cwd()) / t)
+    else:
+        rate = float(down.get("rate_mbit", 1000))
+    loss = down.get("loss", 0)
+    p = float(loss) if not isinstance(loss, dict) else (
+        loss.get("p", 0) if loss.get("model") == "bernoulli" else
+        loss.get("p_gb", 0) / max(loss.get("p_gb", 0) + loss.get("p_bg", 1), 1e-9) * loss.get("loss_bad", 1))
+    if p > 0:
+        rate = min(rate, 1.22 * 1448 * 8 / (max(rtt, 0.002) * p ** 0.5) / 1e6)
+    return rate * 0.85, rtt
+
+
+def estimate_s(spec: RunSpec, base_dir: Path | None = None) -> float:
+    """Rough wall time of one run (seconds): set-up/teardown plus the workload."""
+    if spec.workload != "http":
+        return RUN_OVERHEAD_S["ditg"] + spec.duration_s
+    base = Path(spec.base_dir) if spec.base_dir else base_dir
+    paths = spec.paths if spec.mode != "backup" else [spec.primary]
+    est = [path_estimate(spec.profiles[p], base) for p in paths]
+    rate = sum(r for r, _ in est)
+    rtt = max(t for _, t in est)
+    outage = sum(o[1] - o[0] for p in spec.paths for o in spec.profiles[p].get("outages", []))
+    t = 2.5 * rtt + 6 * rtt + spec.size_bytes * 8 / (rate * 1e6) + outage / max(len(spec.paths), 1)
+    return RUN_OVERHEAD_S["http"] + min(t, spec.timeout_s)
+
+
+def plan(path: str | Path, scale: str | None = None) -> dict:
+    """Run count and estimated wall time of a campaign file at ``scale``."""
+    path = Path(path)
+    doc = load(path, scale)
+    specs = expand(doc, base_dir=path.resolve().parent, scale=scale)
+    est = sum(estimate_s(s) for s in specs)
+    return {"campaign": doc["name"], "scale": scale, "runs": len(specs), "estimated_s": round(est, 1)}

@@ -1,0 +1,401 @@
+"""Campaign specs: load a campaign YAML, validate it (capture/campaign.schema.yaml plus
+the checks a schema cannot express), expand it into runs.
+
+Pure: nothing here touches the testbed (no namespaces, processes or root), so the
+workflow, planners and tests import it anywhere; capture/campaign.py runs the runs.
+"""
+from __future__ import annotations
+
+import os
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+# Which paths each mode uses. The run spec (RunSpec.paths) and the validation (every
+# scenario links the paths its modes use; the schema's mode and path enums) read it.
+MODE_PATHS: dict[str, tuple[str, ...]] = {
+    "SP-wifi": ("wifi",),
+    "SP-lte": ("lte",),
+    "MP-2": ("wifi", "lte"),
+    "MP-4": ("wifi", "lte"),   # two paths, two service addresses: four subflows
+    "backup": ("wifi", "lte"),
+}
+MODES = tuple(MODE_PATHS)
+PATH_INDEX = {"wifi": 1, "lte": 2}  # path -> subnet 10.<i>.0.0/24 and routing table 100+i
+
+SCHEMA_FILE = Path(__file__).resolve().parent / "campaign.schema.yaml"
+PROFILES_FILE = Path(__file__).resolve().parent / "campaigns" / "profiles.yaml"
+
+
+def _load_schema() -> dict:
+    doc = yaml.safe_load(SCHEMA_FILE.read_text())
+    d = doc["definitions"]
+    d["mode"]["enum"] = list(MODE_PATHS)
+    d["path"]["enum"] = list(PATH_INDEX)
+    d["scenario"]["properties"].update({p: {"$ref": "#/definitions/link"} for p in PATH_INDEX})
+    return doc
+
+
+SCHEMA = _load_schema()
+SCALES = tuple(SCHEMA["properties"]["scales"]["propertyNames"]["enum"])
+WORKLOADS = tuple(SCHEMA["definitions"]["workload"]["enum"])
+SIZE_RE = re.compile(SCHEMA["definitions"]["size"]["oneOf"][1]["pattern"], re.I)
+SIZE_UNITS = {None: 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3,
+              "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+_CAMPAIGN_V = jsonschema.Draft7Validator(SCHEMA)
+# the profiles file: the same document, entered at definitions.profiles_file
+_PROFILES_V = jsonschema.Draft7Validator({**SCHEMA, "$ref": "#/definitions/profiles_file"})
+
+# Link profile keys (capture/emulator.py maps them onto linkem or tbf).
+DIRECTION_KEYS = {"delay_ms", "jitter_ms", "loss", "rate_mbit", "trace", "queue_bytes",
+                  "queue_packets", "outages"}
+PROFILE_KEYS = DIRECTION_KEYS | {"rtt_ms", "down", "up"}
+
+
+class CampaignError(ValueError):
+    pass
+
+
+@dataclass
+class RunSpec:
+    run_id: str
+    campaign: str
+    scenario: str
+    mode: str                          # a key of MODE_PATHS
+    profiles: dict[str, dict]          # path -> link profile
+    workload: str = "http"             # http | ditg-netflix | ditg-maps | ditg-docs
+    size_bytes: int = 0                # http only
+    duration_s: float = 0              # ditg only
+    primary_path: str = "wifi"
+    repetition: int = 1
+    congestion_control: str = "cubic"
+    scheduler: str = "default"
+    sysctl_profile: str | None = None  # kernel-config/profiles/<name>.yaml
+    sysctl_params: dict = field(default_factory=dict)
+    seed: int = 1
+    order_index: int | None = None
+    force_tbf: bool = False
+    keep_interface_pcaps: bool = True
+    timeout_s: float = 120
+    base_dir: str | None = None        # where relative trace paths resolve (the campaign's folder)
+    profile_names: dict[str, str] = field(default_factory=dict)  # path -> name in profiles.yaml
+    sysctls: dict = field(default_factory=dict)  # extra per-namespace sysctls (after the profile's)
+    scale: str | None = None           # campaign scale (quick | paper) the run belongs to
+
+    @property
+    def paths(self) -> list[str]:
+        return list(MODE_PATHS[self.mode])
+
+    @property
+    def mptcp(self) -> bool:
+        return len(MODE_PATHS[self.mode]) > 1
+
+    @property
+    def primary(self) -> str:
+        return self.primary_path if self.mptcp else self.paths[0]
+
+
+def direction(profile: dict, d: str) -> dict:
+    """The effective settings of one direction ("down" or "up") of a profile."""
+    res: dict = {}
+    if "rtt_ms" in profile:
+        res["delay_ms"] = profile["rtt_ms"] / 2
+    for k in DIRECTION_KEYS:
+        if k in profile:
+            res[k] = profile[k]
+    res.update(profile.get(d) or {})
+    if "rtt_ms" in (profile.get(d) or {}):
+        res["delay_ms"] = res.pop("rtt_ms") / 2
+    return res
+
+
+def parse_size(v) -> int:
+    if isinstance(v, int):
+        return v
+    m = SIZE_RE.match(str(v))
+    if not m:
+        raise ValueError(f"bad size {v!r}")
+    unit = m.group(2).lower() if m.group(2) else None
+    return int(float(m.group(1)) * SIZE_UNITS[unit])
+
+
+def size_tag(n: int) -> str:
+    for unit, f in (("MB", 1000**2), ("KB", 1000), ("MiB", 1024**2), ("KiB", 1024)):
+        if n % f == 0:
+            return f"{n // f}{unit}"
+    return f"{n}B"
+
+
+def _where(path) -> str:
+    parts = [str(p) for p in path]
+    return ".".join(parts) if parts else "(top level)"
+
+
+def _schema_error(v: jsonschema.Draft7Validator, doc, source: str, known_paths=True) -> None:
+    errs = sorted(v.iter_errors(doc), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if not errs:
+        return
+    e = errs[0]
+    # prefer the most specific error of a oneOf
+    while e.context:
+        e = max(e.context, key=lambda c: len(c.absolute_path))
+    where = _where(e.absolute_path)
+    msg = e.message
+    if e.validator == "additionalProperties":
+        msg = msg.replace("Additional properties are not allowed", "unknown field")
+        if known_paths and len(e.absolute_path) == 2 and e.absolute_path[0] == "scenarios":
+            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, sysctl_params, sysctls)"
+    elif e.validator == "propertyNames":
+        msg = f"unknown key {e.instance!r}"
+    elif e.validator == "enum":
+        msg = f"{e.instance!r} is not one of {', '.join(map(str, e.validator_value))}"
+    raise CampaignError(f"{source}: {where}: {msg}".replace("\n", " "))
+
+
+def load_profiles(path: str | Path | None = None) -> dict[str, dict]:
+    """The named link profiles (capture/campaigns/profiles.yaml unless ``path``)."""
+    path = Path(path) if path else PROFILES_FILE
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise CampaignError(f"{path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise CampaignError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    _schema_error(_PROFILES_V, doc, str(path), known_paths=False)
+    for name, prof in doc.items():
+        for d in ("down", "up", None):
+            part = prof.get(d) if d else prof
+            if part and "delay_ms" in part and "rtt_ms" in part:
+                raise CampaignError(f"{path}: {name}{'.' + d if d else ''}: give delay_ms or rtt_ms, not both")
+    return doc
+
+
+def _profiles_path(doc: dict, base_dir: Path | None) -> Path:
+    if doc.get("profiles_file"):
+        f = Path(doc["profiles_file"])
+        return f if f.is_absolute() else (base_dir or Path.cwd()) / f
+    return PROFILES_FILE
+
+
+def _merge_profile(base: dict, over: dict) -> dict:
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+    for k, v in over.items():
+        if k in ("down", "up") and isinstance(out.get(k), dict):
+            out[k] = {**out[k], **v}
+        else:
+            out[k] = v
+    # an override of one form of the delay replaces the other form
+    if "delay_ms" in over:
+        out.pop("rtt_ms", None)
+    if "rtt_ms" in over:
+        out.pop("delay_ms", None)
+    if "rate_mbit" in over:
+        out.pop("trace", None)
+    if "trace" in over:
+        out.pop("rate_mbit", None)
+    return out
+
+
+def resolve_link(link, where: str, profiles: dict, prof_dir: Path, base_dir: Path | None) -> tuple[dict, str | None]:
+    """A scenario's link (name, inline, or inline with ``profile:``) -> (profile dict, profile name)."""
+    name = None
+    if isinstance(link, str):
+        name, over = link, {}
+    else:
+        over = {k: v for k, v in link.items() if k != "profile"}
+        name = link.get("profile")
+    if name is None:
+        return dict(over), None
+    if name not in profiles:
+        close = [n for n in profiles if n.split("-")[0] == name.split("-")[0]] or list(profiles)
+        raise CampaignError(f"{where}: unknown link profile {name!r} (known: {', '.join(sorted(close))})")
+    named = _merge_profile(profiles[name], {})
+    # traces of named profiles are relative to the profiles file: re-base them on the campaign's folder
+    for part in (named, named.get("down"), named.get("up")):
+        if isinstance(part, dict) and "trace" in part and not Path(part["trace"]).is_absolute():
+            t = (prof_dir / part["trace"]).resolve()
+            part["trace"] = os.path.relpath(t, (base_dir or Path.cwd()).resolve())
+    prof = _merge_profile(named, over)
+    return prof, name
+
+
+def apply_scale(doc: dict, scale: str | None, source: str = "campaign") -> dict:
+    """The campaign as run at ``scale``: the ``scales.<scale>`` keys override the top level."""
+    scales = doc.get("scales") or {}
+    out = {k: v for k, v in doc.items() if k != "scales"}
+    if scale is None:
+        return out
+    if scale not in SCALES:
+        raise CampaignError(f"{source}: --scale: {scale!r} is not one of {', '.join(SCALES)}")
+    if scales and scale not in scales:
+        raise CampaignError(f"{source}: scales: no {scale!r} scale (has: {', '.join(scales)})")
+    out.update(scales.get(scale, {}))
+    out["scale"] = scale
+    return out
+
+
+def scales_of(doc: dict) -> list[str | None]:
+    return list(doc.get("scales") or {}) or [None]
+
+
+def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
+    """Semantic checks of one (scale-applied) campaign jsonschema cannot express."""
+    where_sc = f"{source}" + (f" (scale {doc['scale']})" if doc.get("scale") else "")
+    for i, s in enumerate(doc.get("sizes", []) or []):
+        if parse_size(s) <= 0:
+            raise CampaignError(f"{where_sc}: sizes.{i}: size must be > 0 (got {s!r})")
+    profiles = load_profiles(_profiles_path(doc, base_dir))
+    prof_dir = _profiles_path(doc, base_dir).parent
+    for name, sc in doc["scenarios"].items():
+        for p in PATH_INDEX:
+            if p not in sc:
+                continue
+            prof, _ = resolve_link(sc[p], f"{source}: scenarios.{name}.{p}", profiles, prof_dir, base_dir)
+            for d in ("down", "up", None):
+                part = prof.get(d) if d else prof
+                if part and "delay_ms" in part and "rtt_ms" in part:
+                    raise CampaignError(f"{source}: scenarios.{name}.{p}{'.' + d if d else ''}: give delay_ms or rtt_ms, not both")
+            for d in ("down", "up"):
+                tr = (prof.get(d) or {}).get("trace") or prof.get("trace")
+                if tr and not ((base_dir or Path.cwd()) / tr).is_file():
+                    raise CampaignError(f"{source}: scenarios.{name}.{p}: trace file {tr!r} not found")
+    if doc.get("sysctl_profile"):
+        from .kernel import load_profile
+        for name, sc in [(None, {})] + list(doc["scenarios"].items()):
+            try:
+                load_profile(doc["sysctl_profile"], {**(doc.get("sysctl_params") or {}), **(sc.get("sysctl_params") or {})})
+            except ValueError as e:
+                raise CampaignError(f"{source}: {'scenarios.' + name + '.sysctl_params: ' if name else ''}{e}") from None
+    for i, n in enumerate(doc.get("only_scenarios") or []):
+        if n not in doc["scenarios"]:
+            raise CampaignError(f"{where_sc}: only_scenarios.{i}: unknown scenario {n!r}")
+    modes = doc.get("modes") or []
+    runs = doc.get("runs") or []
+    if not runs or modes:
+        if not modes:
+            raise CampaignError(f"{where_sc}: modes: required unless runs is given")
+        if not (doc.get("sizes") or doc.get("ditg")):
+            raise CampaignError(f"{where_sc}: sizes: give sizes and/or ditg (a campaign needs a workload)")
+    for i, r in enumerate(runs):
+        if r["scenario"] not in doc["scenarios"]:
+            raise CampaignError(f"{where_sc}: runs.{i}.scenario: unknown scenario {r['scenario']!r}")
+        wl = r.get("workload", "http")
+        if wl == "http":
+            if "size" not in r:
+                raise CampaignError(f"{where_sc}: runs.{i}.size: required for the http workload")
+            if parse_size(r["size"]) <= 0:
+                raise CampaignError(f"{where_sc}: runs.{i}.size: size must be > 0 (got {r['size']!r})")
+        for p in MODE_PATHS[r["mode"]]:
+            if p not in doc["scenarios"][r["scenario"]]:
+                raise CampaignError(f"{where_sc}: runs.{i}: mode {r['mode']} needs a {p!r} link in scenario {r['scenario']!r}")
+    # every scenario must provide the paths its modes use
+    for name, sc in doc["scenarios"].items():
+        for m in (sc["modes"] if "modes" in sc else modes):
+            for p in MODE_PATHS[m]:
+                if p not in sc:
+                    raise CampaignError(f"{source}: scenarios.{name}: mode {m} needs a {p!r} link profile")
+
+
+def validate(doc, source: str = "campaign", base_dir: Path | None = None, scale: str | None = None) -> dict:
+    """Validate a campaign document (at every scale it declares, or only ``scale``);
+    raise CampaignError with a one-line message naming the field. Returns ``doc``."""
+    if not isinstance(doc, dict):
+        raise CampaignError(f"{source}: the campaign must be a mapping")
+    _schema_error(_CAMPAIGN_V, doc, source)
+    for sc in ([scale] if scale else scales_of(doc)):
+        _check_tree(apply_scale(doc, sc, source), source, base_dir)
+    return doc
+
+
+def load(path: str | Path, scale: str | None = None) -> dict:
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise CampaignError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    except OSError as e:
+        raise CampaignError(f"{path}: {e.strerror}") from None
+    return validate(doc, str(path), base_dir=path.resolve().parent, scale=scale)
+
+
+def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None) -> list[RunSpec]:
+    """All runs of the campaign (at ``scale``) as RunSpecs, in the campaign's randomized order."""
+    if scale is None and doc.get("scales"):
+        scale = "quick" if "quick" in doc["scales"] else next(iter(doc["scales"]))
+    doc = apply_scale(doc, scale)
+    base = Path(base_dir) if base_dir else None
+    profiles = load_profiles(_profiles_path(doc, base))
+    prof_dir = _profiles_path(doc, base).parent
+    links: dict[str, dict] = {}
+    for name, sc in doc["scenarios"].items():
+        res = {p: resolve_link(sc[p], f"scenarios.{name}.{p}", profiles, prof_dir, base) for p in PATH_INDEX if p in sc}
+        links[name] = {"profiles": {p: v[0] for p, v in res.items()},
+                       "names": {p: v[1] for p, v in res.items() if v[1]},
+                       "sysctl_params": {**(doc.get("sysctl_params") or {}), **(sc.get("sysctl_params") or {})},
+                       "sysctls": {**(doc.get("sysctls") or {}), **(sc.get("sysctls") or {})}}
+
+    cc = doc.get("congestion_control")
+    if not cc and doc.get("sysctl_profile"):
+        from .kernel import load_profile
+        cc = load_profile(doc["sysctl_profile"], doc.get("sysctl_params")).get("congestion_control")
+    cc = cc or "cubic"
+    common = dict(campaign=doc["name"], scheduler=doc.get("scheduler", "default"),
+                  sysctl_profile=doc.get("sysctl_profile"), timeout_s=doc.get("timeout_s", 120),
+                  keep_interface_pcaps=doc.get("keep_interface_pcaps", True), scale=scale,
+                  base_dir=str(base_dir) if base_dir else None)
+    seed = int(doc.get("seed", 1))
+
+    def spec(run_id, sc, **kw):
+        L = links[sc]
+        return RunSpec(run_id=run_id, scenario=sc, profiles=L["profiles"], profile_names=L["names"],
+                       sysctl_params=L["sysctl_params"], sysctls=L["sysctls"], **common, **kw)
+
+    explicit = []
+    for r in doc.get("runs") or []:
+        wl = r.get("workload", "http")
+        explicit.append(spec(r["id"], r["scenario"], mode=r["mode"], workload=wl,
+                             size_bytes=parse_size(r["size"]) if wl == "http" else 0,
+                             duration_s=r.get("duration_s", 30) if wl != "http" else 0,
+                             primary_path=r.get("primary_path", "wifi"), repetition=r.get("repetition", 1),
+                             seed=seed, congestion_control=r.get("congestion_control", cc),
+                             force_tbf=r.get("force_tbf", doc.get("force_tbf", False))))
+    if not doc.get("modes"):
+        return explicit  # explicit runs only: they keep their order
+    wls = [("http", parse_size(s), 0.0) for s in doc.get("sizes", []) or []]
+    if doc.get("ditg"):
+        wls += [(f"ditg-{p}", 0, float(doc["ditg"].get("duration_s", 30))) for p in doc["ditg"]["profiles"]]
+    mp_ccs = doc.get("congestion_controls") or [cc]
+    only = doc.get("only_scenarios")
+    specs = []
+    for sc, scd in doc["scenarios"].items():
+        if only and sc not in only:
+            continue
+        for mode in (scd["modes"] if "modes" in scd else doc["modes"]):
+            single = len(MODE_PATHS[mode]) == 1
+            prims = list(MODE_PATHS[mode]) if single else doc.get("primary_paths", ["wifi"])
+            ccs = [cc] if single else mp_ccs
+            for c in ccs:
+                mtag = f"{mode}-{c}" if len(mp_ccs) > 1 and not single else mode
+                for prim in prims:
+                    for wl, size, dur in wls:
+                        for rep in range(1, int(doc.get("repetitions", 1)) + 1):
+                            tag = size_tag(size) if wl == "http" else wl
+                            specs.append(spec(f"{sc}_{mtag}_{tag}_{prim}_r{rep}", sc, mode=mode, workload=wl,
+                                              size_bytes=size, duration_s=dur, primary_path=prim,
+                                              repetition=rep, seed=seed, congestion_control=c,
+                                              force_tbf=doc.get("force_tbf", False)))
+    specs += explicit
+    ids = [s.run_id for s in specs]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise CampaignError(f"{doc['name']}: duplicate run ids {sorted(dup)[:3]}")
+    rng = random.Random(seed)
+    rng.shuffle(specs)
+    for i, s in enumerate(specs):
+        s.seed = seed * 100003 + i
+        s.order_index = i
+    return specs
