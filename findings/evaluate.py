@@ -15,10 +15,10 @@ import polars as pl
 from pipeline import derived
 
 from .claim import AGREE, DISAGREE, INCONCLUSIVE, NO_DATA, NOT_REPRODUCIBLE, Claim, num
-from .measure import Facts
-from .stats import MIN_RUNS, RESAMPLES, bootstrap, seed_of
+from .measure import Facts, Measure
+from .stats import MIN_RUNS, RESAMPLES, Estimate, bootstrap, seed_of
 
-COLUMNS = ["id", "paper", "kind", "claim", "source", "paper_value", "config", "statistic", "our_value",
+COLUMNS = ["id", "paper", "kind", "claim", "source", "paper_value", "config", "statistic", "group", "our_value",
            "ci_low", "ci_high", "unit", "tolerance", "verdict", "reason", "n_runs", "detail"]
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {"our_value": pl.Float64, "ci_low": pl.Float64,
                                           "ci_high": pl.Float64, "n_runs": pl.Int64}
@@ -34,9 +34,9 @@ def ci_text(value: float | None, lo: float | None, hi: float | None) -> str:
     return f"{_fmt(value)} [{_fmt(lo)}, {_fmt(hi)}]"
 
 
-def _row(c: Claim, verdict: str, reason: str, value=None, lo=None, hi=None, n=0, detail="") -> dict:
+def _row(c: Claim, verdict: str, reason: str, value=None, lo=None, hi=None, n=0, detail="", group="") -> dict:
     return {"id": c.id, "paper": c.paper, "kind": c.kind, "claim": c.quote, "source": c.source,
-            "paper_value": c.paper_value, "config": c.config, "statistic": c.statistic,
+            "paper_value": c.paper_value, "config": c.config, "statistic": c.statistic, "group": group,
             "our_value": value, "ci_low": lo, "ci_high": hi, "unit": c.unit, "tolerance": c.tolerance,
             "verdict": verdict, "reason": reason, "n_runs": n, "detail": detail}
 
@@ -54,16 +54,11 @@ def evaluate_claim(c: Claim, facts: Facts | None, resamples: int = RESAMPLES) ->
     if not m.groups:
         return _row(c, NO_DATA, m.missing or "no runs for this claim", detail=m.note)
     done, short = [], []
-    for g in m.groups:
-        n = min((len(v) for v in g.samples.values()), default=0)
-        if n < MIN_RUNS:
-            short.append(f"{g.label} (n = {n})")
-            continue
-        est = bootstrap(g.samples, m.statistic, seed_of(c.id, g.label), resamples)
-        if math.isnan(est.value) or math.isnan(est.lo):
-            short.append(f"{g.label} (no value: {_fmt(est.value)})")
-            continue
-        done.append((g.label, est, c.verdict_band.verdict(est.lo, est.hi)))
+    for label, est in group_estimates(m, c.id, resamples):
+        if isinstance(est, str):
+            short.append(f"{label} ({est})")
+        else:
+            done.append((label, est, c.verdict_band.verdict(est.lo, est.hi)))
     parts = [f"{label}: {ci_text(e.value, e.lo, e.hi)}, n = {e.n}, {v}" for label, e, v in done]
     if short:
         parts.append(f"not computed (fewer than {MIN_RUNS} runs or no value): " + ", ".join(short))
@@ -88,8 +83,23 @@ def evaluate_claim(c: Claim, facts: Facts | None, resamples: int = RESAMPLES) ->
         reason = (f"{label}: our 95 % CI {ci_text(est.value, est.lo, est.hi)} overlaps the band's edge "
                   f"(n = {est.n} runs)")
     n_runs = min(e.n for _, e, _ in done)
-    return _row(c, verdict, reason, est.value, est.lo, est.hi, n_runs,
-                detail=f"shown: {label}; " + detail if len(done) > 1 else detail)
+    return _row(c, verdict, reason, est.value, est.lo, est.hi, n_runs, detail=detail, group=label)
+
+
+def group_estimates(m: Measure, claim_id: str, resamples: int = RESAMPLES) -> list[tuple[str, Estimate | str]]:
+    """Per compared group: its estimate, or why it has none (fewer than MIN_RUNS runs, no value)."""
+    out: list[tuple[str, Estimate | str]] = []
+    for g in m.groups:
+        n = min((len(v) for v in g.samples.values()), default=0)
+        if n < MIN_RUNS:
+            out.append((g.label, f"n = {n}"))
+            continue
+        est = bootstrap(g.samples, m.statistic, seed_of(claim_id, g.label), resamples)
+        if math.isnan(est.value) or math.isnan(est.lo):
+            out.append((g.label, f"no value: {_fmt(est.value)}"))
+            continue
+        out.append((g.label, est))
+    return out
 
 
 def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLES) -> pl.DataFrame:

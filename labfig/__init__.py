@@ -1,25 +1,19 @@
-"""Small helpers the paper notebooks share: read the DuckDB file, pre-aggregate in
-SQL (box-plot quantiles, CCDF points) so Altair stays far below its 5,000-row limit,
-save charts as SVG + PNG + interactive HTML, draw an explanatory empty state, and
-print our numbers beside the paper's.  The papers' claims and our verdicts are
-``labfig.findings`` (one definition for the notebooks and results/findings.csv).
+"""Helpers the paper notebooks share: read the DuckDB file through the derived layer
+(``pipeline.derived``), pre-aggregate in SQL (box-plot quantiles, CCDF points) so Altair
+stays far below its 5,000-row limit, draw our numbers with the papers' beside them
+(marks labelled "paper"), save charts as SVG + PNG + interactive HTML, draw an
+explanatory empty state, and record the numbers a notebook prints for a claim. The
+claims and verdicts are the ``findings`` package (one definition for the notebooks and
+results/findings.csv).
 
-Notebooks run with ``notebooks/`` as working directory, so ``import labfig`` works
-without path tricks.  Inputs come from the environment (papermill parameters
-override them): ``MPTCP_LAB_DB`` (the DuckDB file) and ``MPTCP_LAB_FIGURES``
-(where figures go).
+Inputs come from the environment (papermill parameters override them):
+``MPTCP_LAB_DB`` (the DuckDB file) and ``MPTCP_LAB_FIGURES`` (where figures go).
 """
+from labfig.charts import boxplot, ccdf_chart, empty_state, estimates, render, save
+from labfig.compare import checks_of, findings_of, shown
 from labfig.db import connect, query, runs_of
-from labfig.charts import (
-    boxplot,
-    ccdf_chart,
-    empty_state,
-    render,
-    save,
-)
-from labfig.compare import side_by_side
 
 __all__ = [
-    "connect", "query", "runs_of", "boxplot", "ccdf_chart", "empty_state", "render", "save",
-    "side_by_side",
+    "connect", "query", "runs_of", "boxplot", "ccdf_chart", "empty_state", "estimates", "render", "save",
+    "shown", "findings_of", "checks_of",
 ]

@@ -71,24 +71,83 @@ def _wrap(text: str, n: int) -> list[str]:
     return out + [cur] if cur else out
 
 
+PAPER_MARK = dict(shape="diamond", filled=True, size=90, color="black")
+
+
+def with_paper(ours: pl.DataFrame, paper: pl.DataFrame | None) -> pl.DataFrame:
+    """Our pre-aggregated rows and the paper's published numbers in one frame (column
+    ``source``: 'ours' / 'paper'), so layered and faceted charts can share one data set.
+    The paper's rows carry the same x / facet / colour columns and ``paper`` (its value),
+    optionally ``paper_lo`` / ``paper_hi`` (its interval) and ``paper_note``."""
+    ours = ours.with_columns(pl.lit("ours").alias("source"))
+    if paper is None or paper.is_empty():
+        return ours
+    paper = paper.with_columns(pl.lit("paper").alias("source"))
+    return pl.concat([ours, paper], how="diagonal_relaxed")
+
+
+def paper_layer(base: alt.Chart, y_scale: alt.Scale | None = None) -> alt.Chart:
+    """The paper's numbers as black diamonds (with their interval when given), in the
+    legend as 'paper'. ``base`` carries the shared x (and offset) encodings."""
+    src = base.transform_filter(alt.datum.source == "paper")
+    shape = alt.Shape("source:N", title=None, scale=alt.Scale(domain=["paper"], range=["diamond"]))
+    tip = [alt.Tooltip("paper:Q", format=".3g", title="paper"), alt.Tooltip("paper_note:N", title="where")]
+    pt = src.mark_point(**PAPER_MARK).encode(y=alt.Y("paper:Q", scale=y_scale or alt.Undefined), shape=shape,
+                                             tooltip=tip)
+    rng = src.transform_filter("isValid(datum.paper_lo)").mark_rule(color="black", strokeWidth=2).encode(
+        y="paper_lo:Q", y2="paper_hi:Q")
+    return alt.layer(rng, pt)
+
+
+def has_paper(df: pl.DataFrame) -> bool:
+    return "source" in df.columns and df.filter(pl.col("source") == "paper").height > 0
+
+
 def boxplot(df: pl.DataFrame, x: str, y_title: str, color: str | None = None,
             facet: str | None = None, log_y: bool = False, x_title: str = "",
-            facet_sort: list | None = None, x_sort: list | None = None) -> alt.Chart:
+            facet_sort: list | None = None, x_sort: list | None = None,
+            paper: pl.DataFrame | None = None) -> alt.Chart:
     """Box plot from pre-aggregated quantiles (lo, q1, median, q3, hi): the box is
     the inter-quartile range, the tick the median, the whiskers min and max (Chen's
-    convention)."""
+    convention); the paper's numbers, when given, as black diamonds labelled 'paper'."""
     scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     color = color or x
-    base = alt.Chart(df).encode(
-        x=alt.X(f"{x}:N", title=x_title or x, sort=x_sort),
+    data = with_paper(df, paper)
+    base = alt.Chart(data).encode(x=alt.X(f"{x}:N", title=x_title or x, sort=x_sort))
+    ours = base.transform_filter(alt.datum.source == "ours").encode(
         color=alt.Color(f"{color}:N", title="configuration", sort=x_sort),
         tooltip=[x, "n:Q", alt.Tooltip("median:Q", format=".3g"),
                  alt.Tooltip("q1:Q", format=".3g"), alt.Tooltip("q3:Q", format=".3g")],
     )
-    whisker = base.mark_rule().encode(y=alt.Y("lo:Q", title=y_title, scale=scale), y2="hi:Q")
-    box = base.mark_bar(size=14, opacity=0.8).encode(y="q1:Q", y2="q3:Q")
-    med = base.mark_tick(color="black", size=16, thickness=2).encode(y="median:Q")
-    chart = alt.layer(whisker, box, med).properties(width=WIDTH, height=HEIGHT)
+    whisker = ours.mark_rule().encode(y=alt.Y("lo:Q", title=y_title, scale=scale), y2="hi:Q")
+    box = ours.mark_bar(size=14, opacity=0.8).encode(y="q1:Q", y2="q3:Q")
+    med = ours.mark_tick(color="black", size=16, thickness=2).encode(y="median:Q")
+    layers = [whisker, box, med] + ([paper_layer(base, scale)] if has_paper(data) else [])
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
+    if facet:
+        chart = chart.facet(column=alt.Column(f"{facet}:N", title=None, sort=facet_sort))
+    return chart
+
+
+def estimates(df: pl.DataFrame, x: str, y_title: str, color: str, facet: str | None = None,
+              x_title: str = "", color_title: str = "configuration", log_y: bool = False,
+              paper: pl.DataFrame | None = None, x_sort: list | None = None, color_sort: list | None = None,
+              facet_sort: list | None = None, width: int = WIDTH) -> alt.Chart:
+    """Our estimates (``value`` with ``lo``/``hi``: mean ± s.e. or a confidence interval)
+    as points with error bars per ``x`` and ``color``, and the paper's numbers beside
+    them as black diamonds labelled 'paper'."""
+    scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    data = with_paper(df, paper)
+    base = alt.Chart(data).encode(x=alt.X(f"{x}:N", title=x_title or x, sort=x_sort),
+                                  xOffset=alt.XOffset(f"{color}:N", sort=color_sort))
+    ours = base.transform_filter(alt.datum.source == "ours").encode(
+        color=alt.Color(f"{color}:N", title=color_title, sort=color_sort),
+        tooltip=[x, color, alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("lo:Q", format=".3g"),
+                 alt.Tooltip("hi:Q", format=".3g"), "n:Q"])
+    pts = ours.mark_point(filled=True, size=60).encode(y=alt.Y("value:Q", title=y_title, scale=scale))
+    bars = ours.mark_rule(strokeWidth=2).encode(y="lo:Q", y2="hi:Q")
+    layers = [bars, pts] + ([paper_layer(base, scale)] if has_paper(data) else [])
+    chart = alt.layer(*layers).properties(width=width, height=HEIGHT)
     if facet:
         chart = chart.facet(column=alt.Column(f"{facet}:N", title=None, sort=facet_sort))
     return chart
@@ -97,22 +156,29 @@ def boxplot(df: pl.DataFrame, x: str, y_title: str, color: str | None = None,
 def ccdf_chart(df: pl.DataFrame, x_title: str, color: str, facet: str | None = None,
                log_x: bool = True, log_y: bool = True, color_title: str = "",
                facet_sort: list | None = None, strokedash: str | None = None,
-               color_sort: list | None = None) -> alt.Chart:
-    """CCDF P(X > x) as step lines from pre-computed points (``x``, ``ccdf``)."""
+               color_sort: list | None = None, paper: pl.DataFrame | None = None,
+               y_title: str = "CCDF  P(X > x)", y: str = "ccdf") -> alt.Chart:
+    """CCDF P(X > x) (or CDF with ``y='cdf'``) as step lines from pre-computed points
+    (``x``, ``ccdf``); the paper's points (``x``, ``paper``) as black diamonds."""
     d = df.filter(pl.col("x") > 0) if log_x else df
     if log_y:
-        d = d.filter(pl.col("ccdf") > 0)
+        d = d.filter(pl.col(y) > 0)
+    data = with_paper(d, paper)
+    xs = alt.X("x:Q", title=x_title, scale=alt.Scale(type="log" if log_x else "linear"))
+    ys = alt.Scale(type="log" if log_y else "linear")
     enc = dict(
-        x=alt.X("x:Q", title=x_title, scale=alt.Scale(type="log" if log_x else "linear")),
-        y=alt.Y("ccdf:Q", title="CCDF  P(X > x)",
-                scale=alt.Scale(type="log" if log_y else "linear")),
+        x=xs, y=alt.Y(f"{y}:Q", title=y_title, scale=ys),
         color=alt.Color(f"{color}:N", title=color_title or color, sort=color_sort),
-        tooltip=[color, alt.Tooltip("x:Q", format=".3g"), alt.Tooltip("ccdf:Q", format=".3g")],
+        tooltip=[color, alt.Tooltip("x:Q", format=".3g"), alt.Tooltip(f"{y}:Q", format=".3g")],
     )
     if strokedash:
         enc["strokeDash"] = alt.StrokeDash(f"{strokedash}:N")
-    chart = alt.Chart(d).mark_line(interpolate="step-after").encode(**enc)
-    chart = chart.properties(width=WIDTH, height=HEIGHT)
+    base = alt.Chart(data)
+    lines = base.transform_filter(alt.datum.source == "ours").mark_line(interpolate="step-after").encode(**enc)
+    layers = [lines]
+    if has_paper(data):
+        layers.append(paper_layer(base.encode(x=xs), ys))
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
     if facet:
         chart = chart.facet(column=alt.Column(f"{facet}:N", title=None, sort=facet_sort))
     return chart

@@ -96,7 +96,7 @@ def _cc_vs_network(f: Facts, size: int, cc_first: bool) -> Measure:
     pp = sel(f.primary_pairs.filter((pl.col("paper") == P) & ~pl.col("stalled")), size_bytes=size)
     if not cp.height:
         return Measure(missing=NEEDS_COUPLED + f" (deng MP-2 lia beside reno at {size // 1000} KB)")
-    g = group(f"{size // 1000} KB", cc=values(cp, "rel_diff_pct"), network=values(pp, "rel_diff_pct"))
+    g = group(cp["size_label"][0], cc=values(cp, "rel_diff_pct"), network=values(pp, "rel_diff_pct"))
     if cc_first:
         return Measure(keep(g), lambda s: median(s["cc"]) - median(s["network"]))
     return Measure(keep(g), lambda s: median(s["network"]) - median(s["cc"]))
