@@ -109,12 +109,11 @@ def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLE
 def load_facts(db: str | os.PathLike | duckdb.DuckDBPyConnection) -> tuple[Facts | None, str]:
     """The derived tables of ``db`` (None and the reason when it is not a lab database)."""
     try:
-        con = db if isinstance(db, duckdb.DuckDBPyConnection) else derived.connect(db)
+        con = db if isinstance(db, duckdb.DuckDBPyConnection) else duckdb.connect(str(db), read_only=True)
     except (duckdb.Error, OSError) as e:
         return None, f"cannot open {db}: {str(e).splitlines()[0]}"
     try:
-        if con is db:
-            derived.install(con, temp=True)
+        derived.install(con, temp=True)
         return Facts(con), ""
     except duckdb.Error as e:
         return None, f"the database cannot be read as a lab database: {str(e).splitlines()[0]}"

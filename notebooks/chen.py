@@ -245,7 +245,7 @@ PAPER_SP = pl.DataFrame(T3_T5, schema=["path", "size", "loss", "loss_se", "rtt",
 sp_source = f"""
     SELECT CASE WHEN mode = 'SP-wifi' THEN 'WiFi' ELSE scenario END AS path, size_bytes, size_label AS size,
            CASE WHEN mode = 'SP-wifi' THEN loss_wifi_pct ELSE loss_cell_pct END AS loss_pct,
-           CASE WHEN mode = 'SP-wifi' THEN rtt_wifi_ms ELSE rtt_cell_ms END AS rtt_ms
+           CASE WHEN mode = 'SP-wifi' THEN rtt_wifi_mean_ms ELSE rtt_cell_mean_ms END AS rtt_ms
     FROM run_facts WHERE {USABLE} AND mode LIKE 'SP-%' AND scenario IN ('att', 'verizon', 'sprint')"""
 sp = {m: query(mean_se_sql(m, sp_source, ["path", "size_bytes", "size"]))
       .with_columns((pl.col("mean") - pl.col("se")).alias("lo"), (pl.col("mean") + pl.col("se")).alias("hi"))
@@ -289,10 +289,10 @@ PAPER_T6 = pl.DataFrame(T6, schema=["metric", "path", "size", "paper", "se"], or
     (pl.col("paper") - pl.col("se")).alias("paper_lo"), (pl.col("paper") + pl.col("se")).alias("paper_hi"),
     pl.lit("Chen Table 6 (mean ± s.e.)").alias("paper_note"))
 t6_source = f"""
-    SELECT 'RTT' AS metric, 'WiFi' AS path, size_bytes, size_label AS size, rtt_wifi_ms AS x
+    SELECT 'RTT' AS metric, 'WiFi' AS path, size_bytes, size_label AS size, rtt_wifi_mean_ms AS x
     FROM run_facts WHERE {USABLE} AND mode = 'MP-2' AND congestion_control = '{MP_CC["MP-2"]}' AND size_bytes >= 4000000
     UNION ALL
-    SELECT 'RTT', scenario, size_bytes, size_label, rtt_cell_ms
+    SELECT 'RTT', scenario, size_bytes, size_label, rtt_cell_mean_ms
     FROM run_facts WHERE {USABLE} AND mode = 'MP-2' AND congestion_control = '{MP_CC["MP-2"]}' AND size_bytes >= 4000000
     UNION ALL
     SELECT 'OFO', scenario, size_bytes, size_label, ofo_mean_ms

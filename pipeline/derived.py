@@ -205,8 +205,8 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                         100.0 * sum(retx) FILTER (WHERE side = 'cell')
                               / nullif(sum(data_packets) FILTER (WHERE side = 'cell'), 0) AS loss_cell_pct
                      FROM sf WHERE vantage = 'server' GROUP BY run_id),
-            rtt AS (SELECT s.run_id, avg(s.rtt_ms) FILTER (WHERE s.path ILIKE 'wifi%') AS rtt_wifi_ms,
-                           avg(s.rtt_ms) FILTER (WHERE NOT s.path ILIKE 'wifi%') AS rtt_cell_ms,
+            rtt AS (SELECT s.run_id, avg(s.rtt_ms) FILTER (WHERE s.path ILIKE 'wifi%') AS rtt_wifi_mean_ms,
+                           avg(s.rtt_ms) FILTER (WHERE NOT s.path ILIKE 'wifi%') AS rtt_cell_mean_ms,
                            count(*) AS rtt_n, quantile_disc(s.sent_s, 0.5) AS t_mid, max(s.sent_s) AS t_last
                     FROM dl_rtt_samples s JOIN mc USING (run_id, trace, conn_id) GROUP BY s.run_id),
             ofo AS (SELECT o.run_id, count(*) AS ofo_packets,
@@ -224,7 +224,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                 b.bytes_wifi, b.bytes_cell,
                 CASE WHEN b.bytes_total > 0 THEN 100.0 * b.bytes_cell / b.bytes_total END AS cell_share_pct,
                 CASE WHEN b.bytes_wifi > 0 THEN b.bytes_cell::DOUBLE / b.bytes_wifi END AS contribution,
-                loss.loss_wifi_pct, loss.loss_cell_pct, rtt.rtt_wifi_ms, rtt.rtt_cell_ms,
+                loss.loss_wifi_pct, loss.loss_cell_pct, rtt.rtt_wifi_mean_ms, rtt.rtt_cell_mean_ms,
                 ofo.ofo_packets, ofo.ofo_in_order, ofo.ofo_over_150ms, ofo.ofo_mean_ms,
                 app.app_latency_ms, app.app_packets
             FROM runs r LEFT JOIN dl USING (run_id) LEFT JOIN bytes b USING (run_id)
@@ -251,7 +251,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "loss_<side>_pct — Chen §3.3: 'the total number of retransmitted data packets "
                    "divided by the total number of data packets sent by the server', pooled over "
                    "the side's subflows (server trace).\n"
-                   "rtt_<side>_ms — mean of the side's Karn-filtered RTT samples (Chen §3.3; Table 6 "
+                   "rtt_<side>_mean_ms — mean of the side's Karn-filtered RTT samples (Chen §3.3; Table 6 "
                    "'flow mean').\n"
                    "ofo_* — Chen §3.3 out-of-order delay of every data packet at the client: "
                    "packets, packets in order on arrival (delay 0), packets waiting > 150 ms (or "

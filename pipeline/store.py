@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from . import schema
+from . import derived, schema
 
 
 def write_tables(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike) -> Path:
@@ -57,6 +57,7 @@ def write_duckdb(tables: dict[str, pl.DataFrame], db: str | os.PathLike) -> Path
                     con.register("_frame", df.to_arrow())
                     con.execute(f'INSERT INTO "{name}" SELECT * FROM _frame')
                     con.unregister("_frame")
+            derived.install(con)  # the run-level views a `duckdb lab.duckdb` user selects from
         finally:
             con.close()
         os.replace(tmp_name, db)

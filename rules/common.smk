@@ -23,6 +23,11 @@ SCRIPT_DIR = os.path.join(workflow.current_basedir, "scripts")
 # Committed per-campaign tables of the quick-scale captures (data/reference/README.md):
 # analysed together with the samples when this machine does not capture.
 REFERENCE_DIR = config.get("reference_dir", "data/reference")
+# The code every figure and finding depends on (derived layer, claims, notebook helpers):
+# a change re-runs the notebooks and the findings.
+ANALYSIS_CODE = sorted(
+    str(p) for d in ("findings", "labfig") for p in Path(d).rglob("*.py")
+) + ["pipeline/derived.py"]
 
 # A run folder is any directory holding meta.json; its key is its path relative to
 # the repository (e.g. data/samples/chen-mp2-64k-r1), so user folders work too.

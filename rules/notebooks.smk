@@ -25,7 +25,7 @@ rule execute_notebook:
     input:
         notebook=f"{NOTEBOOK_DIR}/{{nb}}.ipynb",
         db=DB,
-        helpers=sorted(str(p) for p in Path("notebooks/labfig").glob("*.py")),
+        code=ANALYSIS_CODE,
         script="rules/scripts/execute_notebook.py",
     output:
         executed=f"{NOTEBOOK_DIR}/{{nb}}.executed.ipynb",

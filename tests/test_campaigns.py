@@ -19,9 +19,7 @@ CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 PAPERS = ["chen", "cs244", "deng", "ditg", "ferlin"]
 QUICK_BUDGET_S = 30 * 60
 REFERENCE = REPO / CONFIG.get("reference_dir", "data/reference")
-
-sys.path.insert(0, str(REPO / "notebooks"))
-from labfig.db import PAPER_CAMPAIGNS  # noqa: E402  (the notebooks' campaign regexes)
+from pipeline.derived import PAPER_CAMPAIGNS  # the campaign name -> paper regexes of the derived layer
 
 
 def campaign_file(name, scale):

@@ -275,8 +275,8 @@ CLAIMS = [
           mismatch="our 3G path has a fixed 150 ms base RTT, 10 ms jitter and a 200 kB queue, not Sprint's "
                    "300–800 ms RTT variations"),
     Claim("chen-ofo-sprint-vs-att", P,
-          "Table 6: Statistics on MPTCP RTT (flow mean ±standard errors) and out-of-order (OFO) delay "
-          "(connection mean ±standard errors) over different carriers. [4 MB: Sprint 91.3±12.6, AT&T 30.9±3.2]",
+          "Table 6: Statistics on MPTCP RTT (flow mean +standard errors) and out-of-order (OFO) delay "
+          "(connection mean +standard errors) over different carriers. [4 MB: Sprint 91.3±12.6, AT&T 30.9±3.2]",
           "§5.2, Table 6", paper_band=Between(66.6 / 37.17, 116.0 / 24.63,
                                                "Table 6 at 4 MB, Sprint 91.3 ± 12.6 ÷ AT&T 30.9 ± 3.2 ms: the "
                                                "ratio over both 95 % intervals (mean ± 1.96 s.e.)"),
@@ -338,13 +338,13 @@ CHECKS = [
           paper_value="AT&T LTE RTT at 4 MB: 140.9 ± 1.1 ms",
           statistic="mean RTT of single-path AT&T runs of 4 MB (server trace, Karn)", unit="ms",
           config="ours: chen-lte-att, 60 ms base RTT, 8 Mbit/s, 180 kB queue: bufferbloat from the queue",
-          measure=lambda f: _sp_path(f, ("att",), "SP-lte", "rtt_cell_ms", pl.col("size_bytes") == MB4),
+          measure=lambda f: _sp_path(f, ("att",), "SP-lte", "rtt_cell_mean_ms", pl.col("size_bytes") == MB4),
           mismatch="the queueing delay depends on cubic filling our 180 kB drop-tail queue", kind="lab-check"),
     Claim("lab-chen-wifi-rtt-4mb", P, "Table 3: Small flow path characteristics ... RTT (ms) WiFi ... 23.9±0.3 "
           "[4 MB]", "§4.1, Table 3", paper_band=Between.mean_se(23.9, 0.3, "WiFi 4 MB"),
           paper_value="WiFi RTT at 4 MB: 23.9 ± 0.3 ms",
           statistic="mean RTT of single-path WiFi runs of 4 MB, AT&T scenario (server trace, Karn)", unit="ms",
           config="ours: chen-wifi-home, 20 ms base RTT, 20 Mbit/s, 75 kB queue",
-          measure=lambda f: _sp_path(f, ("att",), "SP-wifi", "rtt_wifi_ms", pl.col("size_bytes") == MB4),
+          measure=lambda f: _sp_path(f, ("att",), "SP-wifi", "rtt_wifi_mean_ms", pl.col("size_bytes") == MB4),
           mismatch="queueing in our 75 kB WiFi queue adds to the 20 ms base RTT", kind="lab-check"),
 ]

@@ -159,15 +159,15 @@ CLAIMS = [
           unit="%", config=CONFIG, measure=asymmetric(("netflix",), 400.0), mismatch=SCHEDULER),
     Claim("ditg-asymmetric-maps", P,
           "The drop in latency performance was even worse for the Google Maps traffic. In these tests, MPTCP "
-          "went from offering roughly the same latency as standard TCP, when the RTT on P2 was 40 ms, to an "
+          "went from offering roughly the same latency as standard TCP, when ... the RTT on P2 was 40 ms, to an "
           "increase of packet latency of more than 800%, when the RTT on P2 was 400 ms.", "§IV, Fig. 4",
           paper_band=Above(800), paper_value="> +800 % latency vs TCP with P1 10 ms, P2 400 ms",
           statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), loss-free, 100 Mbit/s, P1 10 ms, P2 400 ms",
           unit="%", config=CONFIG, measure=asymmetric(("maps",), 400.0), mismatch=SCHEDULER),
     Claim("ditg-asymmetric-40ms-on-par", P,
           "MPTCP went from providing a latency performance on par vid standard TCP, when the RTT on P2 was 40 ms "
-          "[Netflix] ... MPTCP went from offering roughly the same latency as standard TCP, when the RTT on P2 "
-          "was 40 ms [Google Maps]", "§IV, Fig. 4", paper_band=NoSignificantDifference(),
+          "[Netflix] ... MPTCP went from offering roughly the same latency as standard TCP, when ... the RTT on "
+          "P2 was 40 ms [Google Maps]", "§IV, Fig. 4", paper_band=NoSignificantDifference(),
           paper_value="on par with TCP at P1 10 ms, P2 40 ms (Netflix, Maps)",
           statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), loss-free, 100 Mbit/s, P1 10 ms, P2 40 ms, "
                     "per app", unit="%", config=CONFIG, measure=asymmetric(("netflix", "maps"), 40.0),

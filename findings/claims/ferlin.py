@@ -69,8 +69,8 @@ CLAIMS = [
           config=CONFIG, measure=two_g_hurts,
           mismatch=f"{EMULATED}; upstream MPTCP has no opportunistic retransmission and penalisation as v0.88 had"),
     Claim("ferlin-3g-aggregation", P,
-          "It can be observed that 3G contributes on average by up to +30% to the WLAN path, while 2G hurts the "
-          "WLAN performance up to -25%.", "§IV, Fig. 4",
+          "It can be observed that 3G contributes on average by up ... to +30% to the WLAN path, while 2G hurts "
+          "the WLAN performance up to -25%.", "§IV, Fig. 4",
           paper_band=Between(0, 30, "'up to +30 %': a gain, of at most 30 %"),
           paper_value="MPTCP over 3G+WLAN up to +30 % above TCP over WLAN",
           statistic="100 × (MPTCP ÷ TCP-over-WLAN mean goodput − 1), 3G+WLAN", unit="%", config=CONFIG,
