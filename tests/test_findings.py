@@ -321,3 +321,42 @@ def test_fresh_capture_gives_a_verdict_with_a_ci(tmp_path):
     print(row)
     assert row["n_runs"] == 3 and row["verdict"] in (AGREE, DISAGREE, INCONCLUSIVE)
     check_rows([row])
+
+
+# ------------------------------------------------------------------ the standard scale covers every claim
+
+def test_standard_scale_gives_every_claim_five_runs(tmp_path):
+    """Runs shaped like the standard-scale matrices of the five campaigns (their configurations
+    from the campaign files, metric values made up): every claim that needs no coupled
+    congestion control gets ≥ 5 runs in every compared group."""
+    from capture.emulator import direction
+    from capture.spec import expand, load
+
+    lab = Lab()
+    for name in PAPERS:
+        f = ROOT / "capture" / "campaigns" / f"{name}.yaml"
+        for s in expand(load(f, "standard"), base_dir=f.parent, scale="standard"):
+            paths, outages = {}, {}
+            for p in s.paths:
+                d, u = direction(s.profiles[p], "down"), direction(s.profiles[p], "up")
+                loss = d.get("loss", 0)
+                paths[p] = (float(d.get("delay_ms", 0)) + float(u.get("delay_ms", 0)),
+                            float(loss if not isinstance(loss, dict) else loss.get("p", 0)), d.get("rate_mbit"))
+                if d.get("outages"):
+                    outages[p] = d["outages"]
+            dt = 40.0 if outages else 2.0
+            n = 60
+            ofo_times = [(s.paths[k % len(s.paths)], 1000.0 + dt * k / n) for k in range(n)] if s.mptcp else None
+            lab.run(name, s.scenario, s.mode, s.size_bytes, primary=s.primary, cc=s.congestion_control,
+                    workload=s.workload, rep=s.repetition, paths=paths, download_s=dt,
+                    bytes_={p: 1000 * (i + 1) for i, p in enumerate(s.paths)}, outages=outages,
+                    buffer=(s.sysctl_params or {}).get("buffer"),
+                    rtt={p: [50.0] * 25 for p in s.paths}, rtt_times={p: [1000.0 + k for k in range(25)]
+                                                                      for p in s.paths},
+                    ofo=[0.0, 10.0, 200.0] * (n // 3) if s.mptcp else None, ofo_times=ofo_times,
+                    latency=[10.0, 20.0] if s.workload.startswith("ditg") else None)
+    t = findings(lab.write(tmp_path / "standard.duckdb"))
+    for r in t.iter_rows(named=True):
+        if r["verdict"] == NOT_REPRODUCIBLE or "lia" in (r["reason"] or ""):
+            continue
+        assert r["our_value"] is not None and r["n_runs"] >= 5, (r["id"], r["n_runs"], r["reason"], r["detail"])
