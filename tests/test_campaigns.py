@@ -197,7 +197,7 @@ def test_cs244_buffer_is_in_tcp_rmem_and_scenario_name():
             k = int(re.search(r"(\d+)k", s.scenario).group(1))
             assert int(rmem.split()[2]) == k * 1000
         ho = [s for s in specs if s.scenario == "handover"]
-        assert len(ho) == 1 and ho[0].mode == "MP-2"
+        assert len(ho) == (5 if scale == "standard" else 1) and {s.mode for s in ho} == {"MP-2"}
         assert ho[0].profiles["wifi"]["outages"] and ho[0].profiles["lte"]["outages"]
 
 
