@@ -8,7 +8,7 @@ CORES   ?= all
 LINKEM  := capture/linkem/target/release/linkem
 LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs capture/linkem/src/**/*.rs)
 
-.PHONY: test reproduce-all system venv linkem bench clean
+.PHONY: test lint reproduce-all system venv linkem bench clean
 
 system:
 	@scripts/setup-system.sh
@@ -25,7 +25,13 @@ venv: $(STAMP)
 linkem:
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
 
-test: system venv linkem
+# Linters check, they never rewrite (no tree-wide reformatting: it breaks everyone's merges).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/snakefmt --check Snakefile rules/
+	$(BIN)/snakemake --lint
+
+test: system venv linkem lint
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	$(BIN)/pytest -ra
 

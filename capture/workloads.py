@@ -3,13 +3,12 @@ application traffic (ITGRecv on the client, ITGSend on the server, ITGDec output
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import subprocess
 import time
 from pathlib import Path
 
-from .util import CommandError, Proc, log, out, sh, wait_for
+from .util import CommandError, Proc, out, sh, wait_for
 
 HTTP_PORT = 80
 ITG_PORT = 8999

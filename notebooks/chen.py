@@ -58,8 +58,8 @@ def config(a: str = "") -> str:
 
 
 USABLE, CONFIG = usable(), config()
-runs = query(f"SELECT scenario, mode, congestion_control, size_label, count(*) AS runs FROM run_facts "
-             f"WHERE paper = 'chen' GROUP BY ALL ORDER BY ALL")
+runs = query("SELECT scenario, mode, congestion_control, size_label, count(*) AS runs FROM run_facts "
+             "WHERE paper = 'chen' GROUP BY ALL ORDER BY ALL")
 display(Markdown(f"**{runs['runs'].sum() if runs.height else 0} runs** of campaign `chen` in `{DB}`."))
 runs
 

@@ -41,8 +41,8 @@ from labfig import ccdf_chart, estimates, findings_of, query, render, shown
 from labfig.db import cdf_sql
 
 USABLE = "paper = 'deng' AND NOT stalled AND NOT has_outages"
-query(f"SELECT scenario, mode, primary_path, congestion_control, count(*) AS runs FROM run_facts "
-      f"WHERE paper = 'deng' GROUP BY ALL ORDER BY ALL")
+query("SELECT scenario, mode, primary_path, congestion_control, count(*) AS runs FROM run_facts "
+      "WHERE paper = 'deng' GROUP BY ALL ORDER BY ALL")
 
 # %% [markdown]
 # ## Throughput over time per subflow (Fig. 9, 10)
@@ -141,7 +141,7 @@ tput
 # 60 / 49 / 28 % (Fig. 8) and 16 / 16 / 34 % (Fig. 13) for 10 KB / 100 KB / 1 MB.
 
 # %%
-PAIRS = f"""
+PAIRS = """
     SELECT 'primary: LTE vs WiFi (Fig. 8)' AS comparison, size_bytes, size_label AS size, rel_diff_pct
     FROM primary_pairs WHERE paper = 'deng' AND NOT stalled AND congestion_control = 'reno'
     UNION ALL

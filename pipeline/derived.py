@@ -84,6 +84,25 @@ def _path_config(path: str, side: str) -> str:
         TRY_CAST({_path_json(path, 'rate_mbit')}::VARCHAR AS DOUBLE) AS rate_{side}_mbit"""
 
 
+def _pairs(vary: str, values: tuple[str, str], names: tuple[str, str], same: str, extra: str = "") -> str:
+    """SQL: pairs of MP-2 runs equal in everything the papers hold fixed (paper, scenario,
+    size, repetition and ``same``) that differ in ``vary`` (``values``: the run compared,
+    the baseline), with the relative goodput difference against the baseline."""
+    a, b = names
+    return f"""
+            SELECT a.paper, a.scenario, a.size_bytes, a.size_label, a.{same}, a.repetition,
+                   a.run_id AS {a}_run, b.run_id AS {b}_run,
+                   a.goodput_mbit AS {a}_goodput_mbit, b.goodput_mbit AS {b}_goodput_mbit,
+                   100 * rel_diff(a.goodput_mbit, b.goodput_mbit) AS rel_diff_pct,{' ' + extra + ',' if extra else ''}
+                   a.stalled OR b.stalled AS stalled
+            FROM run_facts a JOIN run_facts b
+              ON a.paper IS NOT DISTINCT FROM b.paper AND a.scenario IS NOT DISTINCT FROM b.scenario
+             AND a.size_bytes = b.size_bytes AND a.mode = b.mode AND a.repetition = b.repetition
+             AND a.{same} IS NOT DISTINCT FROM b.{same}
+            WHERE a.mode = 'MP-2' AND a.{vary} = '{values[0]}' AND b.{vary} = '{values[1]}'
+              AND a.goodput_mbit IS NOT NULL AND b.goodput_mbit IS NOT NULL"""
+
+
 def definitions(columns: dict[str, set[str]]) -> list[Definition]:
     """Every macro and view, in dependency order, for tables with ``columns``."""
     dl = {t: _downloads(t, columns.get(t, set())) for t in DIRECTED}
@@ -295,36 +314,16 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "CS244: 'we were able to show that the transition to and from different links would "
                    "work properly'; Raiciu et al.'s video: 'As WiFi and Ethernet are turned back on, the "
                    "total throughput resumes its previous value'."),
-        Definition("primary_pairs", "view", """
-            SELECT l.paper, l.scenario, l.size_bytes, l.size_label, l.congestion_control, l.repetition,
-                   l.run_id AS lte_run, w.run_id AS wifi_run,
-                   l.goodput_mbit AS lte_goodput_mbit, w.goodput_mbit AS wifi_goodput_mbit,
-                   100 * rel_diff(l.goodput_mbit, w.goodput_mbit) AS rel_diff_pct,
-                   l.goodput_mbit / nullif(w.goodput_mbit, 0) AS ratio,
-                   l.stalled OR w.stalled AS stalled
-            FROM run_facts l JOIN run_facts w
-              ON l.paper IS NOT DISTINCT FROM w.paper AND l.scenario IS NOT DISTINCT FROM w.scenario
-             AND l.size_bytes = w.size_bytes AND l.mode = w.mode AND l.repetition = w.repetition
-             AND l.congestion_control IS NOT DISTINCT FROM w.congestion_control
-            WHERE l.mode = 'MP-2' AND l.primary_path = 'lte' AND w.primary_path = 'wifi'
-              AND l.goodput_mbit IS NOT NULL AND w.goodput_mbit IS NOT NULL""",
+        Definition("primary_pairs", "view",
+                   _pairs("primary_path", ("lte", "wifi"), ("lte", "wifi"), same="congestion_control",
+                          extra="a.goodput_mbit / nullif(b.goodput_mbit, 0) AS ratio"),
                    "Deng et al. §3.4: pairs of MP-2 runs that differ only in the network of the "
                    "primary subflow (same scenario, size, congestion control, repetition); "
                    "rel_diff_pct = |MPTCP_LTE − MPTCP_WiFi| / MPTCP_WiFi (Fig. 8, Fig. 14 "
                    "'Network'); ratio = MPTCP_LTE / MPTCP_WiFi, the 'relative throughput ratio' of "
                    "§3.4.2 (Fig. 11b, 12b)."),
-        Definition("cc_pairs", "view", """
-            SELECT d.paper, d.scenario, d.size_bytes, d.size_label, d.primary_path, d.repetition,
-                   d.run_id AS decoupled_run, c.run_id AS coupled_run,
-                   d.goodput_mbit AS decoupled_goodput_mbit, c.goodput_mbit AS coupled_goodput_mbit,
-                   100 * rel_diff(d.goodput_mbit, c.goodput_mbit) AS rel_diff_pct,
-                   d.stalled OR c.stalled AS stalled
-            FROM run_facts d JOIN run_facts c
-              ON d.paper IS NOT DISTINCT FROM c.paper AND d.scenario IS NOT DISTINCT FROM c.scenario
-             AND d.size_bytes = c.size_bytes AND d.mode = c.mode AND d.repetition = c.repetition
-             AND d.primary_path IS NOT DISTINCT FROM c.primary_path
-            WHERE d.mode = 'MP-2' AND d.congestion_control = 'reno' AND c.congestion_control = 'lia'
-              AND d.goodput_mbit IS NOT NULL AND c.goodput_mbit IS NOT NULL""",
+        Definition("cc_pairs", "view",
+                   _pairs("congestion_control", ("reno", "lia"), ("decoupled", "coupled"), same="primary_path"),
                    "Deng et al. §3.5: pairs of MP-2 runs that differ only in congestion control, "
                    "decoupled ('TCP Reno for each subflow', footnote 5: reno) vs coupled (LIA: lia); "
                    "rel_diff_pct = r_cwnd = |MPTCP_decoupled − MPTCP_coupled| / MPTCP_coupled "

@@ -14,9 +14,7 @@ rule findings:
         checks=f"{RESULTS}/lab-checks.csv",
     log:
         f"{RESULTS}/logs/findings.log",
-    params:
-        py=PY,
     conda:
         "../environment.yml"
     shell:
-        "{params.py} -m findings --db {input.db} --out {output.findings} --checks {output.checks} > {log} 2>&1"
+        "python -m findings --db {input.db} --out {output.findings} --checks {output.checks} > {log} 2>&1"

@@ -12,6 +12,7 @@ import yaml
 
 from capture.estimate import estimate_s
 from capture.spec import CampaignError, expand, load, load_profiles, validate
+from pipeline.derived import PAPER_CAMPAIGNS  # the campaign name -> paper regexes of the derived layer
 
 REPO = Path(__file__).resolve().parent.parent
 CDIR = REPO / "capture" / "campaigns"
@@ -20,7 +21,6 @@ PAPERS = ["chen", "cs244", "deng", "ditg", "ferlin"]
 QUICK_BUDGET_S = 30 * 60
 STANDARD_BUDGET_S = 100 * 60
 REFERENCE = REPO / CONFIG.get("reference_dir", "data/reference")
-from pipeline.derived import PAPER_CAMPAIGNS  # the campaign name -> paper regexes of the derived layer
 
 
 def campaign_file(name, scale):

@@ -33,7 +33,7 @@ def execute(nb: str, db: Path, tmp_path: Path) -> Path:
     subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--output", str(ipynb),
                     str(ROOT / "notebooks" / f"{nb}.py")], check=True)
     figs = tmp_path / f"figures-{nb}"
-    r = subprocess.run([sys.executable, str(ROOT / "rules/scripts/execute_notebook.py"), str(ipynb),
+    r = subprocess.run([sys.executable, "-m", "labfig.execute", str(ipynb),
                         "--db", str(db), "--figures", str(figs), "--out", str(tmp_path / f"{nb}.out.ipynb")],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-4000:]

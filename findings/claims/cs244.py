@@ -138,29 +138,18 @@ CLAIMS = [
                    "upstream MPTCP reinjects after its retransmission timer"),
 ]
 
-CHECKS = [
-    Claim("lab-cs244-wifi-loss", P,
-          "The 3G and WiFi links were capped at 2Mbps with delays of 75ms and 5ms, and drop rates of 2% and 3% "
-          "respectively.", "CS244 'Link Configuration'", paper_band=Point(3.0), band=Between(2.4, 3.6),
-          band_reason=LAB_TOLERANCE,
-          paper_value="WiFi drop rate 3 %",
-          statistic="mean retransmission rate of TCP-over-WiFi runs (server trace)", unit="%",
-          config="ours: cs244-wifi, 3 % random loss each way", kind="lab-check",
-          measure=lambda f: Measure(keep(group("TCP-WiFi", x=values(sel(f.of(P)[0], mode="SP-wifi"),
-                                                                     "loss_wifi_pct"))),
-                                    lambda s: mean(s["x"]), missing="needs cs244 SP-wifi runs"),
-          mismatch="spurious retransmissions (lost ACKs: loss is set on both directions) add "
-                                   "to the 3 % of data packets dropped"),
-    Claim("lab-cs244-3g-loss", P,
-          "The 3G and WiFi links were capped at 2Mbps with delays of 75ms and 5ms, and drop rates of 2% and 3% "
-          "respectively.", "CS244 'Link Configuration'", paper_band=Point(2.0), band=Between(1.6, 2.4),
-          band_reason=LAB_TOLERANCE,
-          paper_value="3G drop rate 2 %",
-          statistic="mean retransmission rate of TCP-over-3G runs (server trace)", unit="%",
-          config="ours: cs244-3g, 2 % random loss each way", kind="lab-check",
-          measure=lambda f: Measure(keep(group("TCP-3G", x=values(sel(f.of(P)[0], mode="SP-lte"),
-                                                                   "loss_cell_pct"))),
-                                    lambda s: mean(s["x"]), missing="needs cs244 SP-lte runs"),
-          mismatch="spurious retransmissions (lost ACKs: loss is set on both directions) add to the 2 % of "
-                   "data packets dropped"),
-]
+def _loss_check(cid: str, mode: str, column: str, path: str, configured: float) -> Claim:
+    return Claim(cid, P, "The 3G and WiFi links were capped at 2Mbps with delays of 75ms and 5ms, and drop rates "
+                         "of 2% and 3% respectively.", "CS244 'Link Configuration'",
+                 paper_band=Point(configured), band=Between(0.8 * configured, 1.2 * configured),
+                 band_reason=LAB_TOLERANCE, paper_value=f"{path} drop rate {configured:g} %",
+                 statistic=f"mean retransmission rate of TCP-over-{path} runs (server trace)", unit="%",
+                 config=f"ours: {configured:g} % random loss each way (profiles.yaml cs244-*)", kind="lab-check",
+                 measure=lambda f: Measure(keep(group(mode, x=values(sel(f.of(P)[0], mode=mode), column))),
+                                           lambda s: mean(s["x"]), missing=f"needs cs244 {mode} runs"),
+                 mismatch=f"spurious retransmissions (lost ACKs: loss is set on both directions) add to the "
+                          f"{configured:g} % of data packets dropped")
+
+
+CHECKS = [_loss_check("lab-cs244-wifi-loss", "SP-wifi", "loss_wifi_pct", "WiFi", 3.0),
+          _loss_check("lab-cs244-3g-loss", "SP-lte", "loss_cell_pct", "3G", 2.0)]

@@ -10,7 +10,6 @@ out-of-tree scheduler the lab does not have.
 """
 from __future__ import annotations
 
-import polars as pl
 
 from ..claim import Above, Below, Between, Claim, Point
 from ..measure import Facts, Measure, values

@@ -1,6 +1,6 @@
 """Write results/report/index.html: every notebook and figure, linked (used by rules/report.smk).
 
-    python rules/scripts/render_report.py --template report/index.html.j2 --db results/lab.duckdb \
+    python -m labfig.report --template report/index.html.j2 --db results/lab.duckdb \
         --figures results/figures --notebooks results/report/notebooks/*.html --out results/report/index.html
 
 Links are relative, so the results folder can be moved or served as is.
