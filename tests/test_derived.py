@@ -103,6 +103,9 @@ def test_configuration_from_meta(tmp_path):
     asym = lab.run("deng", "lte-better", "MP-2", 10_000, paths={"wifi": (80.0, 0.01, 2.0), "lte": (50.0, 0.0, 9.0)},
                    download_s=0.2, outages={"wifi": [[8, 16]]})
     ge = lab.run("chen", "att", "SP-wifi", 64_000, paths={"wifi": (20.0, 0.0, 20.0)}, download_s=0.1)
+    late = lab.run("chen", "att", "SP-lte", 64_000, paths={"lte": (60.0, 0.0, 8.0)}, download_s=0.1)
+    run = next(r for r in lab.rows["runs"] if r["run_id"] == late)
+    run["meta_json"] = json.dumps({**json.loads(run["meta_json"]), "stalls": {"stalled": True, "worst_late_ms": 9.0}})
     run = next(r for r in lab.rows["runs"] if r["run_id"] == ge)
     meta = json.loads(run["meta_json"])
     meta["paths"]["wifi"]["down"]["loss"] = {"model": "gilbert_elliott", "p_gb": 0.01, "p_bg": 0.09,
@@ -115,7 +118,8 @@ def test_configuration_from_meta(tmp_path):
     assert not f[asym]["symmetric_rtt"] and f[asym]["faster_path"] == "lte" and f[asym]["has_outages"]
     assert f[asym]["size_label"] == "10 KB" and not f[asym]["stalled"]
     assert f[ge]["loss_wifi"] == pytest.approx((0.09 * 0 + 0.01 * 0.5) / 0.10)  # Gilbert–Elliott stationary mean
-    assert f[ge]["rtt_cell_ms"] is None and f[ge]["transport"] == "TCP"
+    assert f[ge]["rtt_cell_ms"] is None and f[ge]["transport"] == "TCP" and not f[ge]["stalled"]
+    assert f[late]["stalled"]  # the emulator's stall record (issue 13)
 
 
 def test_macros(tmp_path):
