@@ -8,7 +8,7 @@ CORES   ?= all
 LINKEM  := capture/linkem/target/release/linkem
 LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs capture/linkem/src/**/*.rs)
 
-.PHONY: test lint reproduce-all system venv linkem bench clean
+.PHONY: test lint reproduce-all system venv linkem cc bench clean
 
 system:
 	@scripts/setup-system.sh
@@ -25,17 +25,22 @@ venv: $(STAMP)
 linkem:
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
 
+# The BPF congestion controls (capture/cc: lia, olia, balia) and their loader;
+# skipped with a message on a kernel without BTF.
+cc: system
+	@$(MAKE) --no-print-directory -C capture/cc
+
 # Linters check, they never rewrite (no tree-wide reformatting: it breaks everyone's merges).
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint
 
-test: system venv linkem lint
+test: system venv linkem cc lint
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	$(BIN)/pytest -ra
 
-reproduce-all: system venv linkem
+reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all
 
 bench: system venv

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 from . import kernel, workloads
+from .cc import is_bpf
+from .cc.loader import Registered
 from .emulator import PathEmulator, choose_kind
 from .pcaps import Capture
 from .spec import RunSpec
@@ -47,6 +49,12 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         sysctls.update(prof["sysctl_netns"])
         route_metrics.update(prof.get("route", {}))
     sysctls.update({k: str(v) for k, v in (spec.sysctls or {}).items() if k not in kernel.GLOBAL_SYSCTLS})
+    # lia/olia/balia are BPF programs (capture/cc), registered for the run's duration
+    # only. They are registered non-restricted, so the namespaces may also take them
+    # as default (sockets without a route metric, the MPTCP connection itself).
+    coupled = Registered(spec.congestion_control) if is_bpf(spec.congestion_control) else None
+    if coupled:
+        sysctls["net.ipv4.tcp_congestion_control"] = spec.congestion_control
     if spec.mptcp:
         sysctls["net.mptcp.enabled"] = "1"
         if spec.scheduler != "default":
@@ -70,6 +78,8 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
     }
     with_err = None
     try:
+        if coupled:
+            coupled.start()   # before the routes that name it
         topo.build()
         for i, p in enumerate(spec.paths):
             e = PathEmulator(topo.wires[p], spec.profiles[p], run_dir, seed=spec.seed * 10 + i,
@@ -97,6 +107,11 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         cap = None
         for e in emus:
             e.stop()
+        meta["congestion_control_impl"] = {"name": spec.congestion_control, "implementation": "kernel"}
+        if coupled:
+            coupled.stop()
+            meta["congestion_control_impl"] = coupled.as_meta()
+            _check_coupled(spec, coupled.stats)
         meta.update({
             "finished_at": now_iso(), "workload_started_s": t_start, "result": result,
             "paths": {p: {**topo.wires[p].as_meta(), **e.as_meta()} for p, e in zip(spec.paths, emus)},
@@ -133,8 +148,23 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
             for e in emus:
                 e.stop()
             topo.destroy()
+            if coupled:
+                try:
+                    coupled.stop()
+                except Exception as e:  # noqa: BLE001 - reported, must not hide the run's own error
+                    log.error("unregistering %s: %s", spec.congestion_control, e)
             shutil.rmtree(work, ignore_errors=True)
             if with_err is not None:
                 (run_dir / "error.txt").write_text(f"{type(with_err).__name__}: {with_err}\n")
         finally:
             unblock_signals(old)
+
+
+def _check_coupled(spec: RunSpec, stats: dict) -> None:
+    """A run that asked for a coupled algorithm must have used it: never record a run
+    whose subflows silently ran something else."""
+    if spec.mptcp and not stats.get("subflows_coupled"):
+        raise RuntimeError(f"{spec.congestion_control} was registered but no MPTCP subflow used it "
+                           f"(program counters: {stats})")
+    if not spec.mptcp and not (stats.get("plain_tcp_sockets") or stats.get("subflows_coupled")):
+        raise RuntimeError(f"{spec.congestion_control} was registered but no socket used it ({stats})")

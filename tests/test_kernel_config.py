@@ -40,8 +40,17 @@ def test_out_of_tree_never_faked(facts):
         exists = Path("/proc/sys/" + name.replace(".", "/")).exists()
         assert v["available"] == exists
     avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    for cc in ("lia", "olia"):
-        assert facts["congestion_control"]["mptcp_coupled"][cc]["available"] == (cc in avail)
+    from capture.cc.loader import probe
+    for cc in ("lia", "olia", "balia"):
+        rep = facts["congestion_control"]["mptcp_coupled"][cc]
+        # available only as the kernel's own or as the lab's BPF program that loads here
+        ours = probe(cc)
+        assert rep["available"] == (cc in avail or ours["ok"]), rep
+        if ours["ok"]:
+            assert rep["implementation"].startswith("BPF struct_ops")
+        elif cc not in avail:
+            assert rep["note"] == ours["reason"]
+    assert facts["congestion_control"]["mptcp_coupled"]["wvegas"]["available"] == ("wvegas" in avail)
 
 
 def test_netem_reported_as_probed(facts):
