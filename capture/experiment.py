@@ -18,7 +18,7 @@ from .emulator import PathEmulator, choose_kind
 from .pcaps import Capture
 from .spec import RunSpec
 from .topology import Topology, sweep
-from .util import Interrupted, block_signals, unblock_signals
+from .util import Interrupted, block_signals, log, unblock_signals
 
 DONE = ".done"        # marker written last: a run folder with it is finished
 STARTED = ".started"  # marker written first: a folder with only this is a half run

@@ -41,6 +41,14 @@ def runs_of(paper: str) -> str:
     return f"SELECT run_id FROM run_config WHERE paper = '{paper}'"
 
 
+def mptcp_cc(paper: str, prefer: tuple[str, ...]) -> str | None:
+    """The congestion control of the MPTCP runs a paper's claims use: the first of
+    ``prefer`` that its runs have (``findings.claims._common.one_mptcp_cc``, the same rule)."""
+    have = set(query(f"SELECT DISTINCT congestion_control AS cc FROM run_facts WHERE paper = '{paper}' "
+                     f"AND transport = 'MPTCP' AND congestion_control IS NOT NULL")["cc"].to_list())
+    return next((c for c in prefer if c in have), min(have) if have else None)
+
+
 def quantiles_sql(value: str, source: str, by: list[str]) -> str:
     """SQL: min/q1/median/q3/max/mean/n of ``value`` per group (one row per box)."""
     keys = ", ".join(by)

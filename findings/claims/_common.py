@@ -16,6 +16,18 @@ NEEDS_COUPLED = ("needs MPTCP runs with congestion_control: lia (coupled, RFC 63
                  "Linux has none until the lab's BPF implementations (issue 12) are used by the campaign")
 
 
+def one_mptcp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
+    """The single-path runs and the MPTCP runs of one congestion control: the first of
+    ``prefer`` (the paper's first) that the runs have. Congestion controls are never
+    pooled; the note says which one the row used."""
+    have = set(df.filter(pl.col("transport") == "MPTCP")["congestion_control"].drop_nulls().to_list())
+    cc = next((c for c in prefer if c in have), None)
+    if cc is None and have:
+        cc = sorted(have)[0]
+    keep_ = (pl.col("transport") != "MPTCP") | (pl.col("congestion_control") == cc)
+    return df.filter(keep_), (f"MPTCP runs with {cc}" if cc else "")
+
+
 def by(df: pl.DataFrame, *keys: str) -> Iterator[tuple[tuple, pl.DataFrame]]:
     """Groups of ``df`` by ``keys``, in sorted key order (nulls last)."""
     if not df.height:

@@ -10,25 +10,34 @@ out-of-tree scheduler the lab does not have.
 """
 from __future__ import annotations
 
+import polars as pl
+
 
 from ..claim import Above, Below, Between, Claim, Point
-from ..measure import Facts, Measure, values
+from ..measure import Facts, Measure, join_notes, values
 from ..stats import mean
-from ._common import group, keep, sel
+from ._common import group, keep, one_mptcp_cc, sel
 
 P = "ferlin"
 CONFIG = ("paper: Linux MPTCP v0.88.8 with OLIA, TCP Reno, Android WLAN buffers (1 MiB send, 2 MiB receive, "
           "auto-tuning), a live UMTS network and a busy public WLAN in Oslo, ~50 downloads of 32 MiB per "
           "scenario over 4 weeks; ours: campaign ferlin, synthetic delivery traces for the varying rates "
-          "(profiles.yaml ferlin-*), upstream MPTCP with reno per subflow (OLIA only once olia runs exist)")
+          "(profiles.yaml ferlin-*), upstream MPTCP with the lab's BPF OLIA (reno runs only when no olia run "
+          "exists; never pooled)")
 EMULATED = ("our 2G/3G/WLAN paths are synthetic delivery traces and drop-tail queues sized after the paper's "
             "RTTs and Table I, not the live networks")
 DREPAS = ("DRePaS is the paper's own scheduler for the out-of-tree v0.88 kernel; upstream Linux has no "
           "implementation of it, so the comparisons against DRePaS cannot be made here")
 
 
-def _vs_tcp(f: Facts, scenario: str) -> Measure:
+def _runs(f: Facts) -> tuple[pl.DataFrame, str]:
     r, note = f.of(P)
+    r, used = one_mptcp_cc(r, ("olia", "reno"))  # the paper's MPTCP: OLIA (§III)
+    return r, join_notes(note, used)
+
+
+def _vs_tcp(f: Facts, scenario: str) -> Measure:
+    r, note = _runs(f)
     g = group(scenario, mp=values(sel(r, scenario=scenario, mode="MP-2"), "goodput_mbit"),
               tcp=values(sel(r, scenario=scenario, mode="SP-wifi"), "goodput_mbit"))
     return Measure(keep(g), lambda s: 100 * (mean(s["mp"]) / mean(s["tcp"]) - 1), note=note,
@@ -42,7 +51,7 @@ def two_g_hurts(f: Facts) -> Measure:
 
 
 def _contribution_diff(f: Facts, a: str, b: str) -> Measure:
-    r, note = f.of(P)
+    r, note = _runs(f)
     mp = sel(r, mode="MP-2")
     g = group(f"{a} − {b}", a=values(sel(mp, scenario=a), "contribution"), b=values(sel(mp, scenario=b), "contribution"))
     return Measure(keep(g), lambda s: mean(s["a"]) - mean(s["b"]), note=note,
@@ -50,7 +59,7 @@ def _contribution_diff(f: Facts, a: str, b: str) -> Measure:
 
 
 def app_delay(f: Facts) -> Measure:
-    r, note = f.of(P)
+    r, note = _runs(f)
     mp = sel(r, mode="MP-2")
     g = group("2G+WLAN ÷ 2G+3G", a=values(sel(mp, scenario="2G+WLAN"), "ofo_mean_ms"),
               b=values(sel(mp, scenario="2G+3G"), "ofo_mean_ms"))
