@@ -10,7 +10,7 @@ LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs captu
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
 
-.PHONY: test reproduce-all system venv linkem cc bench clean
+.PHONY: test lint reproduce-all system venv linkem cc bench clean
 
 system:
 	@scripts/setup-system.sh
@@ -34,7 +34,13 @@ linkem:
 cc: system
 	@$(MAKE) --no-print-directory -C capture/cc
 
-test: system venv linkem cc
+# Linters check, they never rewrite (no tree-wide reformatting: it breaks everyone's merges).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/snakefmt --check Snakefile rules/
+	$(BIN)/snakemake --lint
+
+test: system venv linkem cc lint
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	$(BIN)/pytest -ra
 

@@ -4,6 +4,7 @@
 # capture, the DAG starts from the committed samples and the reference tables in
 # data/reference instead (rules/common.smk).
 
+
 checkpoint capture_campaign:
     input:
         yaml=lambda wc: campaign_files()[wc.campaign],
@@ -12,17 +13,16 @@ checkpoint capture_campaign:
         touch(f"{RESULTS}/capture/{{campaign}}.done"),
     log:
         f"{RESULTS}/logs/capture/{{campaign}}.log",
-    params:
-        py=PY,
-        out=config["raw_dir"],
-        scale=config["scale"],
     conda:
         "../environment.yml"
+    params:
+        out=config["raw_dir"],
+        scale=config["scale"],
     shell:
         # exit 1 = some runs failed (listed in the log and in <raw_dir>/<campaign>/
         # campaign-status.json; they are retried next time): go on with the finished
         # runs. Exit 2 (invalid campaign, missing tools) or 130 (interrupted) stop here.
-        "{params.py} -m capture run {input.yaml} --scale {params.scale} --out {params.out} --no-progress"
+        "python -m capture run {input.yaml} --scale {params.scale} --out {params.out} --no-progress"
         " > {log} 2>&1 || [ $? -eq 1 ]"
 
 
@@ -37,11 +37,11 @@ else:
 
     rule capture_all:
         """Nothing to capture on this machine (see the note printed at start-up)."""
-        params:
-            why="; ".join(capture_blockers()) or "capture=false",
         log:
             f"{RESULTS}/logs/capture/capture_all.log",
         conda:
             "../environment.yml"
+        params:
+            why="; ".join(capture_blockers()) or "capture=false",
         shell:
             "echo 'capture_all: not capturing on this machine: {params.why}' | tee {log} >&2"
