@@ -21,7 +21,8 @@ rule run_tables:
 rule load_db:
     """All per-run tables (+ data/reference when not capturing) -> the single DuckDB file the notebooks read.
     The file is a store (pipeline/store.py): each run loaded replaces its own rows, other runs and any
-    table of the user's stay, so the output is updated in place (update()), never deleted first."""
+    table of the user's stay, so the output is updated in place (update()), never deleted first.
+    """
     input:
         db_table_files,
     output:
