@@ -24,7 +24,9 @@ def one_mptcp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> tuple[pl.DataFram
     cc = next((c for c in prefer if c in have), None)
     if cc is None and have:
         cc = sorted(have)[0]
-    keep_ = (pl.col("transport") != "MPTCP") | (pl.col("congestion_control") == cc)
+    # no congestion control recorded at all: the MPTCP runs without one are the only group
+    same_cc = pl.col("congestion_control").is_null() if cc is None else pl.col("congestion_control") == cc
+    keep_ = (pl.col("transport") != "MPTCP") | same_cc
     return df.filter(keep_), (f"MPTCP runs with {cc}" if cc else "")
 
 
