@@ -12,8 +12,8 @@ from ..measure import Group
 # (LIA) MPTCP and also reports uncoupled New Reno (Chen Fig. 4/9 "reno"): LIA runs when
 # the database has any (issue 12 adds them), otherwise reno, and the row says which.
 COUPLED_FIRST = ("lia", "reno")
-NEEDS_COUPLED = ("needs MPTCP runs with congestion_control: lia (coupled, RFC 6356) and olia; upstream "
-                 "Linux has none until the lab's BPF implementations (issue 12) are used by the campaign")
+NEEDS_COUPLED = ("needs MPTCP runs with congestion_control: lia (coupled, RFC 6356) and olia, the lab's BPF "
+                 "implementations (issue 12; the standard-scale campaigns have them), and the database has none")
 
 
 def one_mptcp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
