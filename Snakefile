@@ -13,6 +13,13 @@ min_version("8.0")
 configfile: "config/config.yaml"
 
 
+# The testbed (root, namespaces, the host's CPU for the link emulators) is a per-host
+# resource: profiles/default allows one capture at a time on a host; a cluster
+# profile places each capture_run job on a host of its own (profiles/slurm).
+resource_scopes:
+    testbed="local",
+
+
 validate(config, "config/config.schema.yaml")
 
 

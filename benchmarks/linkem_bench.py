@@ -18,11 +18,18 @@ Prints:
     error isolates the emulator's timing error from the queueing and
     serialisation it is supposed to add. (arrival_s is the kernel receive
     timestamp; departure_s is taken just before the send call.)
-  * CPU use of each linkem process (user+system, % of one core) over the run.
+  * CPU use of each linkem process (user+system, % of one core) over the run, and
+    the line `linkem CPU: A % of one core per path (max)`;
+  * what linkem itself recorded as late (its --stats): the line
+    `late > 1 ms: K packets in M intervals, worst W ms` (all paths and directions).
 
-Needs root, iperf3, ethtool, and the release build of linkem.
+With --repeat N it runs N times, prints each run and then the worst of the N
+(highest error percentiles, CPU and lateness, lowest throughput).
+
+Needs root, iperf3, ethtool, and the release build of linkem. Measure under the
+shared lock (`flock /work/wt/heavy.lock ...`) on a shared machine.
 Usage: python3 benchmarks/linkem_bench.py [--duration 10] [--rate 100] [--delay 10]
-       [--udp MBIT] [--spin-us N] [--rt-prio N] [--queue-packets N]
+       [--udp MBIT] [--spin-us N] [--rt-prio N] [--queue-packets N] [--repeat N]
 """
 from __future__ import annotations
 
@@ -110,30 +117,24 @@ def analyse(log: Path, rate_bps: float, delay_s: float, t0: float, t1: float):
     return res
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--duration", type=float, default=10)
-    ap.add_argument("--rate", type=float, default=100, help="rate_mbit per direction and path")
-    ap.add_argument("--delay", type=float, default=10, help="delay_ms per direction")
-    ap.add_argument("--udp", type=float, default=0, help="use UDP at this many Mbit/s per flow instead of TCP")
-    ap.add_argument("--queue-packets", type=int, default=1000)
-    ap.add_argument("--spin-us", type=int, default=None)
-    ap.add_argument("--rt-prio", type=int, default=None)
-    ap.add_argument("--json", help="write the figures here too")
-    ap.add_argument("--keep", help="copy the linkem logs into this directory")
-    a = ap.parse_args()
-    why = lab.can_run()
-    if why:
-        print(f"cannot run: {why}", file=sys.stderr)
-        return 2
-    extra: tuple[str, ...] = ()
-    if a.spin_us is not None:
-        extra += ("--spin-us", str(a.spin_us))
-    if a.rt_prio is not None:
-        extra += ("--rt-prio", str(a.rt_prio))
+def late_summary(stats: list[dict | None]) -> dict:
+    """linkem's own record of late departures (--stats), over paths and directions."""
+    k = m = 0
+    worst = 0.0
+    for st in stats:
+        for d in ("down", "up"):
+            late = (st or {}).get(d, {}).get("late") if st else None
+            if late:
+                k += late["late_events"]
+                m += late["intervals"]
+                worst = max(worst, late["worst_ms"] or 0.0)
+    return {"packets": k, "intervals": m, "worst_ms": worst}
+
+
+def run_once(a, extra: tuple[str, ...]) -> dict:
     d = {"delay_ms": a.delay, "rate_mbit": a.rate, "queue_packets": a.queue_packets}
     config = json.dumps({"seed": 1, "down": d, "up": d})
-    with lab.Topology(2, prefix=f"lkb-{os.getpid()}-") as t:
+    with lab.Topology(2, prefix=f"lkb-{os.getpid()}-", linkem=a.linkem) as t:
         logs = [t.tmp / f"path{i}.csv" for i in range(2)]
         lk = [t.start_linkem(i, config, logs[i], extra) for i in range(2)]
         servers = []
@@ -160,6 +161,12 @@ def main() -> int:
             for lg in logs:
                 shutil.copy(lg, Path(a.keep) / lg.name)
         stderr = [(t.tmp / f"linkem{i}.stderr").read_text() for i in range(2)]
+        stats = []
+        for i in range(2):
+            try:
+                stats.append(json.loads(t.stats_path(i).read_text()))
+            except (OSError, ValueError):
+                stats.append(None)
         results = {"config": {"rate_mbit": a.rate, "delay_ms": a.delay, "duration_s": a.duration,
                               "traffic": f"UDP {a.udp} Mbit/s" if a.udp else "TCP", "extra": list(extra)},
                    "paths": []}
@@ -188,7 +195,25 @@ def main() -> int:
         all_abs.sort()
         results["all_abs_err_ms"] = {"p50": pct(all_abs, 50), "p99": pct(all_abs, 99), "max": all_abs[-1] if all_abs else None,
                                      "n": len(all_abs)}
-    # report
+        results["linkem_cpu_pct_max"] = max(p["cpu_pct"]["total"] for p in results["paths"])
+        results["late"] = late_summary(stats) if t.has_stats else None
+        results["log_mbit_min"] = min(p[dn]["log_mbit"] for p in results["paths"] for dn in ("down", "up"))
+    return results
+
+
+def lines(r: dict) -> list[str]:
+    """The three summary lines of a run (or of the worst of several)."""
+    aa, lt = r["all_abs_err_ms"], r["late"]
+    late = (f"late > 1 ms: {lt['packets']} packets in {lt['intervals']} intervals, worst {lt['worst_ms']:.1f} ms"
+            if lt else "late > 1 ms: not recorded by this linkem (no --stats)")
+    return [f"all directions |error|: p50 {aa['p50']:.4f} ms, p99 {aa['p99']:.4f} ms, max {aa['max']:.4f} ms "
+            f"over {aa['n']} packets",
+            f"linkem CPU: {r['linkem_cpu_pct_max']:.0f} % of one core per path (max)",
+            late,
+            f"log throughput: {r['log_mbit_min']:.1f} Mbit/s of frame bytes per path and direction (min)"]
+
+
+def report(results: dict) -> None:
     c = results["config"]
     print(f"linkem bench: 2 paths x 2 directions, {c['traffic']}, rate {c['rate_mbit']} Mbit/s, delay {c['delay_ms']} ms, "
           f"{c['duration_s']} s, linkem options {' '.join(c['extra']) or '(defaults)'}")
@@ -200,15 +225,63 @@ def main() -> int:
             e = r["err_ms"]
             print(f"{p['path']:>4} {dname:>4} {p['iperf3_mbit'][dname]:>13.1f} {r['log_mbit']:>10.1f} {r['packets']:>8} "
                   f"{r['dropped']:>6} {e['p50']:>10.4f} {e['p99']:>8.4f} {e['p99.9']:>8.4f} {e['max']:>8.4f} {e['min']:>8.4f}")
-    aa = results["all_abs_err_ms"]
-    print(f"all directions |error|: p50 {aa['p50']:.4f} ms, p99 {aa['p99']:.4f} ms, max {aa['max']:.4f} ms over {aa['n']} packets")
+    for line in lines(results):
+        print(line)
     for p in results["paths"]:
         threads = ", ".join(f"{k} {v:.0f}%" for k, v in sorted(p["cpu_pct"].items()) if k != "total")
         print(f"path {p['path']} linkem CPU: {p['cpu_pct']['total']:.0f}% of one core ({threads}); exit {p['linkem_rc']}")
         for line in p["linkem_stderr"]:
             print(f"    {line}")
+
+
+def worst(runs: list[dict]) -> dict:
+    """The worst of several runs, figure by figure."""
+    aa = [r["all_abs_err_ms"] for r in runs]
+    lt = [r["late"] for r in runs if r["late"]]
+    return {"all_abs_err_ms": {"p50": max(x["p50"] for x in aa), "p99": max(x["p99"] for x in aa),
+                               "max": max(x["max"] for x in aa), "n": min(x["n"] for x in aa)},
+            "linkem_cpu_pct_max": max(r["linkem_cpu_pct_max"] for r in runs),
+            "late": {"packets": max(x["packets"] for x in lt), "intervals": max(x["intervals"] for x in lt),
+                     "worst_ms": max(x["worst_ms"] for x in lt)} if lt else None,
+            "log_mbit_min": min(r["log_mbit_min"] for r in runs)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=10)
+    ap.add_argument("--rate", type=float, default=100, help="rate_mbit per direction and path")
+    ap.add_argument("--delay", type=float, default=10, help="delay_ms per direction")
+    ap.add_argument("--udp", type=float, default=0, help="use UDP at this many Mbit/s per flow instead of TCP")
+    ap.add_argument("--queue-packets", type=int, default=1000)
+    ap.add_argument("--spin-us", type=int, default=None)
+    ap.add_argument("--rt-prio", type=int, default=None)
+    ap.add_argument("--repeat", type=int, default=1, metavar="N", help="run N times; print each run and the worst")
+    ap.add_argument("--linkem", type=Path, default=None,
+                    help="the linkem binary to measure (default: the release build), e.g. an older one to compare")
+    ap.add_argument("--json", help="write the figures here too")
+    ap.add_argument("--keep", help="copy the linkem logs into this directory")
+    a = ap.parse_args()
+    why = lab.can_run()
+    if why:
+        print(f"cannot run: {why}", file=sys.stderr)
+        return 2
+    extra: tuple[str, ...] = ()
+    if a.spin_us is not None:
+        extra += ("--spin-us", str(a.spin_us))
+    if a.rt_prio is not None:
+        extra += ("--rt-prio", str(a.rt_prio))
+    runs = []
+    for k in range(max(a.repeat, 1)):
+        if a.repeat > 1:
+            print(f"--- run {k + 1} of {a.repeat}")
+        runs.append(run_once(a, extra))
+        report(runs[-1])
+    if a.repeat > 1:
+        print(f"--- worst of {len(runs)} runs")
+        for line in lines(worst(runs)):
+            print(line)
     if a.json:
-        Path(a.json).write_text(json.dumps(results, indent=1))
+        Path(a.json).write_text(json.dumps({"runs": runs, "worst": worst(runs)}, indent=1))
     return 0
 
 

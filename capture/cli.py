@@ -36,7 +36,8 @@ def cmd_run(a) -> int:
                 return 2
         with signals_raise():
             s = run_campaign(a.campaign, a.out, flat=a.flat, only=a.only, dry_run=a.dry_run,
-                             progress=not a.no_progress, scale=getattr(a, "scale", None))
+                             progress=not a.no_progress, scale=getattr(a, "scale", None),
+                             run_ids=getattr(a, "run", None))
     except CampaignError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -48,6 +49,12 @@ def cmd_run(a) -> int:
         return 0
     print(f"{s['campaign']} ({s.get('scale') or 'no scales'}): {len(s['ok'])} ran, {s['skipped_done']} already done, "
           f"{len(s['failed'])} failed in {s.get('wall_s', 0):.0f} s (estimated {s['estimated_s']:.0f} s)")
+    for rid, tries in s["repeated"].items():
+        print(f"  repeated {rid} {len(tries)}x after emulator stalls (worst "
+              f"{max(t['worst_late_ms'] for t in tries):.1f} ms late)", file=sys.stderr)
+    for rid, worst in s["stalled"].items():
+        print(f"  STALLED {rid}: kept with a frame {worst:.1f} ms late (flagged in meta.json and the tables)",
+              file=sys.stderr)
     for rid, err in s["failed"].items():
         print(f"  FAILED {rid}: {err}", file=sys.stderr)
     return 1 if s["failed"] else 0
@@ -125,6 +132,8 @@ def main(argv=None) -> int:
     r.add_argument("--out", default="data/raw", help="output root; runs go to OUT/<campaign>/<run_id>/")
     r.add_argument("--flat", action="store_true", help="put runs directly in OUT/<run_id>/")
     r.add_argument("--only", help="regex: run only matching run ids")
+    r.add_argument("--run", action="append", metavar="RUN_ID",
+                   help="run exactly this run (repeatable; the workflow runs one run per job)")
     r.add_argument("--dry-run", action="store_true", help="validate and list the runs to do")
     r.add_argument("--scale", choices=SCALES, default=None,
                    help="campaign scale (the YAML's scales.<scale> block; default: quick when the YAML has one)")

@@ -72,6 +72,7 @@ class PathEmulator:
         self.kind = choose_kind(profile, force_tbf)
         self.log_path = run_dir / f"linkem-{wire.name}.csv"
         self.config_path = run_dir / f"linkem-{wire.name}.json"
+        self.stats_path = run_dir / f"linkem-{wire.name}.stats.json"
 
     def start(self) -> None:
         w = self.wire
@@ -88,7 +89,8 @@ class PathEmulator:
         self.proc = Proc(f"linkem-{w.name}", [str(LINKEM), "--client-if", w.emu_client_if,
                                               "--server-if", w.emu_server_if,
                                               "--config", str(self.config_path),
-                                              "--log", str(self.log_path), "--ready-file", str(ready)],
+                                              "--log", str(self.log_path), "--stats", str(self.stats_path),
+                                              "--ready-file", str(ready)],
                          ns=w.emu_ns, stderr=self.run_dir / f"linkem-{w.name}.stderr")
         end = time.monotonic() + 10
         while not ready.exists():
@@ -105,12 +107,21 @@ class PathEmulator:
             self.proc.stop(timeout=10)
             self.proc = None
 
+    def stats(self) -> dict | None:
+        """linkem's --stats (counters, late departures, reader lag, CPU) once it has
+        stopped; None for tbf."""
+        if self.kind != "linkem":
+            return None
+        from .health import read_linkem_stats
+        return read_linkem_stats(self.stats_path)
+
     def as_meta(self) -> dict:
         m = {"emulator": self.kind, "profile": self.profile,
              "down": direction(self.profile, "down"), "up": direction(self.profile, "up")}
         if self.kind == "linkem":
             m["linkem_config"] = self.config_path.name
             m["linkem_log"] = self.log_path.name
+            m["linkem_stats"] = self.stats_path.name
         else:
             m["tbf"] = {"down_if": self.wire.emu_client_if, "up_if": self.wire.emu_server_if,
                         "namespace": self.wire.emu_ns}

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import kernel, workloads
+from . import health, kernel, workloads
 from .cc import is_bpf
 from .cc.loader import Registered
 from .emulator import PathEmulator, choose_kind
@@ -28,9 +28,10 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def run_one(spec: RunSpec, run_dir: Path) -> dict:
+def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) -> dict:
     """Run one experiment into ``run_dir``; return its meta dict. Raises on failure
-    (the folder is then left without the DONE marker)."""
+    (the folder is then left without the DONE marker). ``attempts``: summaries of
+    earlier attempts of this run that were repeated (a stall), kept in meta.json."""
     run_dir = Path(run_dir)
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -74,13 +75,14 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         "duration_s": spec.duration_s if spec.workload not in SIZED else None,
         "repetition": spec.repetition, "order_index": spec.order_index, "seed": spec.seed,
         "scale": spec.scale, "link_profiles": dict(spec.profile_names),
-        "started_at": now_iso(),
+        "started_at": now_iso(), "attempt": len(attempts or []) + 1, "earlier_attempts": list(attempts or []),
     }
     with_err = None
     try:
         if coupled:
             coupled.start()   # before the routes that name it
         topo.build()
+        load0 = health.sample()
         for i, p in enumerate(spec.paths):
             e = PathEmulator(topo.wires[p], spec.profiles[p], run_dir, seed=spec.seed * 10 + i,
                              force_tbf=spec.force_tbf,
@@ -110,6 +112,7 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
         cap = None
         for e in emus:
             e.stop()
+        load1 = health.sample()
         meta["congestion_control_impl"] = {"name": spec.congestion_control, "implementation": "kernel"}
         if coupled:
             coupled.stop()
@@ -129,7 +132,9 @@ def run_one(spec: RunSpec, run_dir: Path) -> dict:
             "route_metrics": route_metrics,
             "kernel": kernel.check(),
             "tools": kernel.tool_versions(),
-            "host": {"hostname": platform.node(), "cpus": os.cpu_count()},
+            "host": {"hostname": platform.node(), "cpus": os.cpu_count(), **health.host_load(load0, load1)},
+            "run_cpu": health.run_cpu(load0, load1),
+            "stalls": health.stall_summary({p: e.stats() for p, e in zip(spec.paths, emus)}, spec.stall_ms),
         })
         if not spec.keep_interface_pcaps:
             for end in captures.values():

@@ -51,6 +51,11 @@ _CAMPAIGN_V = jsonschema.Draft7Validator(SCHEMA)
 # the profiles file: the same document, entered at definitions.profiles_file
 _PROFILES_V = jsonschema.Draft7Validator({**SCHEMA, "$ref": "#/definitions/profiles_file"})
 
+# Stalls (capture/health.py): a run whose emulator left a frame more than late_ms
+# late is "stalled" (DESIGN.md: no stall over 5 ms); campaigns that name their
+# paper repeat such a run up to `repeats` times unless they say otherwise.
+STALL_RETRY = {"late_ms": 5.0, "repeats": 2}
+
 # Link profile keys (capture/emulator.py maps them onto linkem or tbf).
 DIRECTION_KEYS = {"delay_ms", "jitter_ms", "loss", "rate_mbit", "trace", "queue_bytes",
                   "queue_packets", "outages"}
@@ -86,6 +91,8 @@ class RunSpec:
     profile_names: dict[str, str] = field(default_factory=dict)  # path -> name in profiles.yaml
     sysctls: dict = field(default_factory=dict)  # extra per-namespace sysctls (after the profile's)
     scale: str | None = None           # campaign scale (quick | paper) the run belongs to
+    stall_ms: float = STALL_RETRY["late_ms"]  # worst lateness above this = a stalled run
+    stall_repeats: int = 0             # how often a stalled run is repeated
 
     @property
     def paths(self) -> list[str]:
@@ -129,6 +136,15 @@ def size_tag(n: int) -> str:
         if n % f == 0:
             return f"{n // f}{unit}"
     return f"{n}B"
+
+
+def stall_retry(doc: dict) -> tuple[float, int]:
+    """(late_ms, repeats) of a campaign's ``stall_retry`` (see STALL_RETRY)."""
+    opt = doc.get("stall_retry", bool(doc.get("paper")))
+    if opt is False:
+        return STALL_RETRY["late_ms"], 0
+    opt = {} if opt is True else opt
+    return float(opt.get("late_ms", STALL_RETRY["late_ms"])), int(opt.get("repeats", STALL_RETRY["repeats"]))
 
 
 def _where(path) -> str:
@@ -349,6 +365,7 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None) ->
                   keep_interface_pcaps=doc.get("keep_interface_pcaps", True), scale=scale,
                   base_dir=str(base_dir) if base_dir else None)
     seed = int(doc.get("seed", 1))
+    common["stall_ms"], common["stall_repeats"] = stall_retry(doc)
 
     def spec(run_id, sc, **kw):
         L = links[sc]

@@ -36,9 +36,34 @@ def query(sql: str, params: list | dict | None = None) -> pl.DataFrame:
     return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
 
 
-def runs_of(paper: str) -> str:
-    """SQL: the run_ids of one paper's campaign (a sub-select for IN (...))."""
-    return f"SELECT run_id FROM run_config WHERE paper = '{paper}'"
+def runs_of(paper: str, stalled: bool = True) -> str:
+    """SQL: the run_ids of one paper's campaign (a sub-select for IN (...)), from the
+    derived layer's ``run_config`` (its ``paper`` column is the one mapping of campaigns
+    to papers).
+
+    ``stalled=False`` leaves out the runs ``run_config.stalled`` flags: the host stalled
+    the link emulator during the run (a frame left later than the campaign's stall
+    threshold, 5 ms by default, after the repeats the campaign allows; ``runs.stalled``),
+    or D-ITG / linkem reported a stall in meta.json, so the path's RTT/delay in that run
+    includes the stall. Runs without the measurement (tbf links, captures made before
+    stalls were recorded) are kept.
+    """
+    sql = f"SELECT run_id FROM run_config WHERE paper = '{paper}'"
+    return sql if stalled else sql + f" AND {NOT_STALLED}"
+
+
+# The runs the host did not stall (unmeasured: kept): a WHERE condition on run_config.
+NOT_STALLED = "NOT stalled"
+
+
+def stalled_runs(paper: str | None = None) -> pl.DataFrame:
+    """The runs flagged as stalled (of one paper, or all), worst first, with what flags
+    them: for a notebook's note on what it left out or a findings column."""
+    flagged = "SELECT run_id FROM run_config WHERE stalled" + (f" AND paper = '{paper}'" if paper else "")
+    return query(f"""
+        SELECT run_id, campaign, scenario, mode, worst_late_ms, late_packets, late_intervals,
+               worst_reader_lag_ms, steal_pct, attempt
+        FROM runs WHERE run_id IN ({flagged}) ORDER BY worst_late_ms DESC""")
 
 
 def mptcp_cc(paper: str, prefer: tuple[str, ...]) -> str | None:

@@ -97,6 +97,17 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "workload": pl.Utf8,
         "repetition": pl.Int32,
         "started_at": pl.Utf8,
+        # Host health during the run (capture/health.py; null where not recorded,
+        # e.g. tbf links or runs captured before stalls were recorded):
+        "stalled": pl.Boolean,  # the emulator left a frame later than the campaign's stall threshold (5 ms)
+        "worst_late_ms": pl.Float64,  # worst departure lateness of linkem, all paths and directions
+        "late_packets": pl.Int64,  # frames that left > 1 ms later than scheduled
+        "late_intervals": pl.Int64,  # intervals of consecutive such frames (per path and direction)
+        "worst_reader_lag_ms": pl.Float64,  # worst delay between a frame's arrival and linkem reading it
+        "steal_pct": pl.Float64,  # host CPU steal over the run, % of all CPUs' time
+        "host_busy_pct": pl.Float64,  # host CPU busy (not idle, not stolen), % of all CPUs' time
+        "run_cpu_s": pl.Float64,  # CPU seconds of the run's own processes (emulators, tcpdump, workload)
+        "attempt": pl.Int32,  # 1, or 2.. when earlier attempts were repeated after a stall
         "meta_json": pl.Utf8,  # the whole meta.json, for fields not lifted into columns
     },
     "connections": {

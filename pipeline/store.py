@@ -111,13 +111,15 @@ def write_tables(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike) ->
 
 
 def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
-    """Every table of a Parquet folder (empty where a file is missing). Tables written
-    before the ``direction`` column existed get ``direction = 'down'``."""
+    """Every table of a Parquet folder (empty where a file is missing), in the current
+    schema: columns added since the folder was written come back as nulls (so older
+    folders load beside new ones), and tables written before the ``direction`` column
+    existed get ``direction = 'down'``."""
     d = Path(table_dir)
     out = {}
     for n in schema.TABLES:
         f = d / f"{n}.parquet"
-        out[n] = schema.legacy_direction(n, pl.read_parquet(f)) if f.exists() else schema.empty(n)
+        out[n] = schema.conform(n, schema.legacy_direction(n, pl.read_parquet(f))) if f.exists() else schema.empty(n)
     return out
 
 

@@ -312,8 +312,18 @@ def run_identity(run_dir: Path, meta: dict) -> str:
     return meta.get("run_id") or run_dir.resolve().name or str(run_dir)
 
 
+def health_columns(meta: dict) -> dict:
+    """The runs table's host-health columns from meta.json (capture/health.py)."""
+    st, host, cpu = meta.get("stalls") or {}, meta.get("host") or {}, meta.get("run_cpu") or {}
+    return {"stalled": st.get("stalled"), "worst_late_ms": st.get("worst_late_ms"),
+            "late_packets": st.get("late_packets"), "late_intervals": st.get("late_intervals"),
+            "worst_reader_lag_ms": st.get("worst_reader_lag_ms"), "steal_pct": host.get("steal_pct"),
+            "host_busy_pct": host.get("busy_pct"), "run_cpu_s": cpu.get("cpu_s")}
+
+
 def runs_row(meta: dict, run_id: str) -> pl.DataFrame:
     row = {c: meta.get(c) for c in schema.TABLES["runs"]}
+    row.update(health_columns(meta))
     row["run_id"] = run_id
     row["meta_json"] = json.dumps(meta, sort_keys=True, default=str)
     return schema.conform("runs", pl.DataFrame([row], schema_overrides={c: pl.Utf8 for c in row if row[c] is None}))

@@ -24,6 +24,7 @@ rule load_db:
     table of the user's stay, so the output is updated in place (update()), never deleted first.
     """
     input:
+        captured_campaigns,
         db_table_files,
     output:
         update(DB),

@@ -59,7 +59,10 @@ def run_dirs_under(root):
 
 
 def run_inputs(wildcards):
-    """Every file of one run folder, so a changed pcap re-runs only that run."""
+    """Every file of one run folder, so a changed pcap re-runs only that run; a run
+    this workflow captures is its capture_run job's folder."""
+    if CAPTURE and wildcards.rundir in CAPTURE_RUN_DIRS:
+        return [wildcards.rundir]
     d = Path(wildcards.rundir)
     return sorted(str(p) for p in d.iterdir() if p.is_file())
 
@@ -113,13 +116,37 @@ def table_files(rundirs):
     return [f"{TABLE_DIR}/{d}/{t}.parquet" for d in rundirs for t in TABLE_NAMES]
 
 
-CAMPAIGNS = list(campaign_files())  # in capture order
+CAMPAIGNS = list(campaign_files())
 
 
-def previous_campaign(wildcards):
-    """Serialise campaigns: each waits for the one before it."""
-    i = CAMPAIGNS.index(wildcards.campaign)
-    return [f"{RESULTS}/capture/{CAMPAIGNS[i - 1]}.done"] if i else []
+def _campaign_runs():
+    """campaign -> its run ids at the configured scale, in the campaign's seeded
+    random order (capture.spec: pure, no testbed needed to plan)."""
+    from capture.spec import expand, load
+
+    runs = {}
+    for name, f in campaign_files().items():
+        doc = load(f, config["scale"])
+        runs[name] = [
+            s.run_id
+            for s in expand(
+                doc, base_dir=Path(f).resolve().parent, scale=config["scale"]
+            )
+        ]
+    return runs
+
+
+CAMPAIGN_RUNS = _campaign_runs() if CAPTURE else {}
+CAPTURE_RUN_DIRS = [
+    f"{config['raw_dir']}/{c}/{r}" for c, ids in CAMPAIGN_RUNS.items() for r in ids
+]
+
+
+def capture_run_dirs(campaign=None):
+    """The run folders the capture makes (of one campaign, or all)."""
+    if campaign is None:
+        return list(CAPTURE_RUN_DIRS)
+    return [f"{config['raw_dir']}/{campaign}/{r}" for r in CAMPAIGN_RUNS[campaign]]
 
 
 def reference_table_dirs():
@@ -143,6 +170,13 @@ def db_table_dirs(wildcards=None):
     return dirs
 
 
+def captured_campaigns(wildcards=None):
+    """When capturing, every campaign's capture (a static input beside the checkpointed
+    tables, so all runs of all campaigns are in the DAG at once and spread over hosts).
+    """
+    return [f"{RESULTS}/capture/{c}.done" for c in CAMPAIGNS] if CAPTURE else []
+
+
 def db_table_files(wildcards=None):
     files = table_files(all_run_dirs(wildcards))
     if not CAPTURE:
@@ -153,11 +187,13 @@ def db_table_files(wildcards=None):
 
 
 def all_run_dirs(wildcards=None):
-    """Every run folder the analysis covers (after capture, when capturing)."""
+    """Every run folder the analysis covers: when capturing, the finished runs of the
+    campaigns (after their capture_run jobs; a failed run has no meta.json and is
+    left out), including runs already there (e.g. of another scale)."""
     if not CAPTURE:
         return run_dirs_under(config["samples_dir"])
-    dirs = []
     for name in CAMPAIGNS:
-        checkpoints.capture_campaign.get(campaign=name)
-        dirs += run_dirs_under(f"{config['raw_dir']}/{name}")
-    return dirs
+        checkpoints.campaign_captured.get(campaign=name)
+    return sorted(
+        {d for name in CAMPAIGNS for d in run_dirs_under(f"{config['raw_dir']}/{name}")}
+    )

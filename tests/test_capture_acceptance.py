@@ -123,3 +123,28 @@ def test_loss_matches_linkem_log(run):
             assert reasons["loss"] == 0, reasons
         else:
             assert reasons["loss"] > 0, reasons
+
+
+def test_stall_fields_in_meta(run):
+    """meta.json says whether the host stalled the emulator (linkem's late departures
+    and reader lag, per path and in total), the host's steal and load, and the run's CPU."""
+    d, meta = run
+    st = meta["stalls"]
+    assert st["measured"] is True and st["late_threshold_ms"] == 1.0 and st["stall_ms"] == 5.0
+    for k in ("late_packets", "late_intervals", "reader_lag_packets", "reader_lag_intervals"):
+        assert isinstance(st[k], int) and st[k] >= 0, k
+    assert st["worst_late_ms"] is not None and st["stalled"] == (st["worst_late_ms"] > st["stall_ms"])
+    for p in ("wifi", "lte"):
+        stats = json.loads((d / meta["paths"][p]["linkem_stats"]).read_text())
+        for direction in ("down", "up"):
+            late = st["paths"][p][direction]["late"]
+            assert late == stats[direction]["late"]
+            assert late["intervals"] >= len(late["list"]) and late["late_events"] >= late["intervals"]
+            assert stats[direction]["forwarded"] > 0
+        assert stats["cpu"]["user_s"] + stats["cpu"]["system_s"] > 0
+    assert st["late_packets"] == sum(st["paths"][p][x]["late"]["late_events"] for p in ("wifi", "lte") for x in ("down", "up"))
+    host = meta["host"]
+    assert host["window_s"] > 1 and 0 <= host["steal_pct"] <= 100 and 0 <= host["busy_pct"] <= 100
+    assert meta["run_cpu"]["cpu_s"] > 0 and meta["attempt"] == 1 and meta["earlier_attempts"] == []
+    status = json.loads((d.parent / "campaign-status.json").read_text())
+    assert status["ok"] == ["mp2-linkem-4MB"] and status["stalled"] == {} or "mp2-linkem-4MB" in status["stalled"]

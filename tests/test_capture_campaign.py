@@ -1,5 +1,6 @@
 """Campaign YAML validation and expansion (no root needed)."""
 import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -154,3 +155,61 @@ def test_one_table_for_modes_and_paths():
     doc["modes"] = ["backup"]
     with pytest.raises(CampaignError, match="needs a 'wifi' link"):
         validate(doc)
+
+
+def test_stalled_runs_are_repeated_and_reported(tmp_path, monkeypatch):
+    """A run whose emulator stalled (worst lateness > stall_retry.late_ms) is redone at
+    most `repeats` times; campaign-status.json says which were repeated and which are
+    still stalled. (run_one is replaced: this checks the runner, not the testbed.)"""
+    doc = copy.deepcopy(BASE)
+    doc.update(repetitions=1, sizes=[4096], stall_retry={"late_ms": 5, "repeats": 2})
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    ids = sorted(s.run_id for s in expand(validate(copy.deepcopy(doc))))
+    always, once = ids  # SP-wifi stalls every time; MP-2 only on its first attempt
+    calls = []
+
+    def fake_run_one(spec, run_dir, attempts=None):
+        n = len(attempts or []) + 1
+        calls.append((spec.run_id, n))
+        worst = 40.0 if spec.run_id == always or n == 1 else 0.3
+        return {"attempt": n, "started_at": "t", "earlier_attempts": list(attempts or []),
+                "host": {"steal_pct": 1.0},
+                "stalls": {"stalled": worst > spec.stall_ms, "worst_late_ms": worst, "worst_late_at_s": 1.0,
+                           "late_intervals": 1}}
+
+    monkeypatch.setattr(campaign, "run_one", fake_run_one)
+    monkeypatch.setattr(campaign, "sweep", lambda: [])
+    s = campaign.run_campaign(f, tmp_path / "o", progress=False)
+    assert sorted(calls) == [(always, 1), (always, 2), (always, 3), (once, 1), (once, 2)]
+    assert s["ok"] and not s["failed"]
+    assert [a["attempt"] for a in s["repeated"][always]] == [1, 2] and len(s["repeated"][once]) == 1
+    assert s["stalled"] == {always: 40.0}
+    status = json.loads((tmp_path / "o" / "t" / "campaign-status.json").read_text())
+    assert status["stalled"] == {always: 40.0} and set(status["repeated"]) == {always, once}
+    assert sorted(status["ok"]) == ids
+    # a later invocation for one run keeps what the file says about the others
+    campaign.run_campaign(f, tmp_path / "o", progress=False, run_ids=[once])
+    status = json.loads((tmp_path / "o" / "t" / "campaign-status.json").read_text())
+    assert status["stalled"] == {always: 40.0} and sorted(status["ok"]) == ids
+
+
+def test_stall_retry_defaults():
+    doc = copy.deepcopy(BASE)
+    assert spec.stall_retry(doc) == (5.0, 0)                   # not a findings campaign: off
+    assert spec.stall_retry({**doc, "paper": "Chen 2013"}) == (5.0, 2)  # names its paper: on
+    assert spec.stall_retry({**doc, "paper": "x", "stall_retry": False}) == (5.0, 0)
+    assert spec.stall_retry({**doc, "stall_retry": {"repeats": 1}}) == (5.0, 1)
+    assert "stall_retry.late_ms" in bad(lambda d: d.update(stall_retry={"late_ms": 0.5}))
+    s = expand(validate({**doc, "paper": "x"}))[0]
+    assert (s.stall_ms, s.stall_repeats) == (5.0, 2)
+
+
+def test_run_picks_exact_runs(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump(BASE))
+    one = expand(validate(copy.deepcopy(BASE)))[3].run_id
+    s = campaign.run_campaign(f, tmp_path / "o", dry_run=True, progress=False, run_ids=[one])
+    assert s["todo"] == [one]
+    with pytest.raises(CampaignError, match="no run 'nope'"):
+        campaign.run_campaign(f, tmp_path / "o", dry_run=True, progress=False, run_ids=["nope"])

@@ -55,7 +55,10 @@ def test_lint_is_clean():
 def test_slurm_profile():
     prof = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
     assert prof["executor"] == "slurm"
-    assert set(prof["set-resources"]) <= {"run_tables", "load_db", "execute_notebook", "notebook_html", "report"}
+    assert set(prof["set-resources"]) <= {"capture_run", "run_tables", "load_db", "execute_notebook", "notebook_html",
+                                          "report"}
+    # a capture takes a node of its own, so runs spread over hosts, one per host
+    assert "--exclusive" in prof["set-resources"]["capture_run"]["slurm_extra"]
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
         pytest.skip("snakemake-executor-plugin-slurm not installed: profile parsed only")
     r = smk("-n", "--profile", "profiles/slurm", "reproduce_all")
@@ -99,3 +102,80 @@ def test_reproduce_all_end_to_end_on_samples(tmp_path):
     assert con.execute("SELECT note FROM my_notes").fetchall() == [("kept",)]
     assert con.execute("SELECT count(*) FROM subflows").fetchone()[0] == before
     con.close()
+
+
+# --- capture: one workflow job per campaign run -----------------------------------
+
+def _can_capture() -> str | None:
+    if os.geteuid() != 0:
+        return "capture=true needs root"
+    try:
+        if Path("/proc/sys/net/mptcp/enabled").read_text().strip() != "1":
+            return "capture=true needs net.mptcp.enabled=1"
+    except OSError:
+        return "capture=true needs a kernel with MPTCP"
+    return None
+
+
+needs_capture = pytest.mark.skipif(_can_capture() is not None, reason=str(_can_capture()))
+
+
+def planned_capture_runs(out: str) -> list[tuple[str, str]]:
+    """(campaign, run) of every capture_run job in a dry run's output."""
+    jobs, cur = [], None
+    for line in out.splitlines():
+        if line.startswith(("rule ", "checkpoint ")):
+            cur = line.strip().rstrip(":").split()[1]
+        elif cur == "capture_run" and line.strip().startswith("wildcards:"):
+            w = dict(kv.split("=", 1) for kv in line.split(":", 1)[1].strip().split(", "))
+            jobs.append((w["campaign"], w["run"]))
+    return jobs
+
+
+def expected_runs(scale: str = "quick") -> set[tuple[str, str]]:
+    from capture.spec import expand, load
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    out = set()
+    for name in cfg["campaigns"]:
+        f = next(p for p in (ROOT / cfg["campaign_dir"] / f"{name}.{scale}.yaml",
+                             ROOT / cfg["campaign_dir"] / f"{name}.yaml") if p.exists())
+        out |= {(name, s.run_id) for s in expand(load(f, scale), base_dir=f.parent, scale=scale)}
+    return out
+
+
+@needs_capture
+def test_capture_all_plans_one_job_per_run(tmp_path):
+    r = smk("-n", "--cores", "2", "capture_all", "--config", "capture=true",
+            f"results_dir={tmp_path}/res", f"raw_dir={tmp_path}/raw")
+    assert r.returncode == 0, r.stderr[-3000:]
+    jobs = planned_capture_runs(r.stdout)
+    want = expected_runs()
+    assert len(jobs) == len(set(jobs)) == len(want) and set(jobs) == want
+    # each job takes the testbed and every core: one capture at a time, nothing beside it
+    block = r.stdout.split("rule capture_run:")[1].split("\n\n")[0]
+    assert "threads: 2" in block and "testbed=1" in block, block
+
+
+@needs_capture
+def test_capture_resumes_with_the_missing_runs_only(tmp_path):
+    raw = tmp_path / "raw"
+    done = sorted(r for c, r in expected_runs() if c == "chen")[:3]
+    for run in done:  # as a killed workflow leaves them: finished runs have their folder
+        (raw / "chen" / run).mkdir(parents=True)
+        (raw / "chen" / run / ".done").write_text("x")
+    r = smk("-n", "--cores", "2", "capture_all", "--config", "capture=true",
+            f"results_dir={tmp_path}/res", f"raw_dir={raw}")
+    assert r.returncode == 0, r.stderr[-3000:]
+    jobs = set(planned_capture_runs(r.stdout))
+    assert jobs == expected_runs() - {("chen", x) for x in done}
+
+
+@needs_capture
+def test_analysis_waits_for_every_campaign(tmp_path):
+    """reproduce_all schedules all runs of all campaigns at once (not one campaign after
+    another) and builds the database from the runs that finished."""
+    r = smk("-n", "--cores", "2", "reproduce_all", "--config", "capture=true",
+            f"results_dir={tmp_path}/res", f"raw_dir={tmp_path}/raw")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert set(planned_capture_runs(r.stdout)) == expected_runs()
+    assert "campaign_captured" in r.stdout and "load_db" in r.stdout

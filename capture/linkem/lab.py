@@ -38,8 +38,11 @@ def can_run() -> str | None:
 
 
 class Topology:
-    def __init__(self, n_paths: int = 1, prefix: str | None = None):
+    def __init__(self, n_paths: int = 1, prefix: str | None = None, linkem: Path | None = None):
         self.n = n_paths
+        self.linkem = Path(linkem or LINKEM)
+        # an older build (to compare against) may not know --stats
+        self.has_stats = "--stats" in sh(str(self.linkem), "--help", check=False).stdout
         self.prefix = prefix or f"lkt-{os.getpid()}-"
         self.client = self.prefix + "c"
         self.server = self.prefix + "s"
@@ -94,9 +97,10 @@ class Topology:
         cfg.write_text(config)
         ready = self.tmp / f"ready{i}"
         err = open(self.tmp / f"linkem{i}.stderr", "w")
-        p = self.popen(self.emus[i], str(LINKEM), "--client-if", "c", "--server-if", "s",
-                       "--config", str(cfg), "--log", str(log), "--ready-file", str(ready), *extra,
-                       stderr=err)
+        stats = ("--stats", str(self.stats_path(i))) if self.has_stats else ()
+        p = self.popen(self.emus[i], str(self.linkem), "--client-if", "c", "--server-if", "s",
+                       "--config", str(cfg), "--log", str(log), "--ready-file", str(ready),
+                       *stats, *extra, stderr=err)
         deadline = time.time() + timeout
         while not ready.exists():
             if p.poll() is not None:
@@ -105,6 +109,10 @@ class Topology:
                 raise RuntimeError("linkem did not become ready")
             time.sleep(0.01)
         return p
+
+    def stats_path(self, i: int) -> Path:
+        """linkem's --stats JSON of path i (written when it exits)."""
+        return self.tmp / f"linkem{i}.stats.json"
 
     def stop(self, p: subprocess.Popen, timeout: float = 10.0) -> int:
         if p.poll() is None:

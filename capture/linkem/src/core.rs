@@ -18,6 +18,7 @@
 //! opportunity, as in Mahimahi.
 
 use crate::rng::Rng;
+use crate::stalls::Lateness;
 use crate::trace::{Trace, OPPORTUNITY_BYTES};
 use std::collections::VecDeque;
 
@@ -125,6 +126,10 @@ pub struct DirectionCore {
     opp_valid: bool,
     last_departure: i64,
     pub counters: Counters,
+    /// Departures that left more than 1 ms after their scheduled time.
+    pub late: Lateness,
+    /// Frames read more than 1 ms after the kernel received them.
+    pub lag: Lateness,
 }
 
 impl DirectionCore {
@@ -144,10 +149,32 @@ impl DirectionCore {
             opp_valid: false,
             last_departure: i64::MIN,
             counters: Counters::default(),
+            late: Lateness::default(),
+            lag: Lateness::default(),
         }
     }
 
-    #[allow(dead_code)]
+    /// A lower bound of (departure - arrival) for any frame: the delay minus
+    /// the most the jitter can take off (normal jitter is unbounded: 0).
+    pub fn min_latency_ns(&self) -> i64 {
+        let off = match self.cfg.jitter_dist {
+            _ if self.cfg.jitter_ns <= 0 => 0,
+            JitterDist::Uniform => self.cfg.jitter_ns,
+            JitterDist::Normal => i64::MAX,
+        };
+        self.cfg.delay_ns.saturating_sub(off).max(0)
+    }
+
+    /// A frame scheduled to leave at `scheduled_ns` (from `on_arrival`) left at `sent_ns`.
+    pub fn on_departure(&mut self, scheduled_ns: i64, sent_ns: i64) {
+        self.late.record(scheduled_ns, sent_ns);
+    }
+
+    /// A frame the kernel received at `arrival_ns` was read by the emulator at `read_ns`.
+    pub fn on_read(&mut self, arrival_ns: i64, read_ns: i64) {
+        self.lag.record(arrival_ns, read_ns);
+    }
+
     pub fn config(&self) -> &DirConfig {
         &self.cfg
     }

@@ -235,3 +235,52 @@ fn trace_queue_limit() {
     assert_eq!(v[3], Verdict::Drop(Reason::Queue));
     assert_eq!(c.on_arrival(10 * MS, FULL), Verdict::Forward(40 * MS));
 }
+
+#[test]
+fn late_departure_is_recorded_as_a_stall_interval() {
+    let mut c = core(DirConfig { delay_ns: 10 * MS, rate: Rate::Fixed(12e6), ..Default::default() });
+    let d: Vec<i64> = (0..6).map(|i| fwd(c.on_arrival(i * MS, FULL))).collect();
+    // on time, then a host stall delays two departures by 3 and 2.5 ms, then on time again
+    c.on_departure(d[0], d[0] + 20_000);
+    c.on_departure(d[1], d[1] + 3 * MS);
+    c.on_departure(d[2], d[2] + 5 * MS / 2);
+    c.on_departure(d[3], d[3] + 900_000); // 0.9 ms: not late (> 1 ms is)
+    c.on_departure(d[4], d[4] + 7 * MS);
+    c.late.close();
+    assert_eq!(c.late.events, 5);
+    assert_eq!(c.late.late, 3);
+    assert_eq!(c.late.worst_ns, 7 * MS);
+    assert_eq!(c.late.worst_at_ns, d[4]);
+    assert_eq!(c.late.n_intervals(), 2);
+    assert_eq!(c.late.intervals[0], crate::stalls::Interval { start_ns: d[1], end_ns: d[2] + 5 * MS / 2, events: 2, worst_ns: 3 * MS });
+    assert_eq!(c.late.intervals[1].events, 1);
+    // the reader's lag is kept the same way, separately
+    c.on_read(100 * MS, 100 * MS + 50_000);
+    c.on_read(200 * MS, 202 * MS);
+    assert_eq!((c.lag.late, c.lag.worst_ns, c.lag.worst_at_ns, c.lag.n_intervals()), (1, 2 * MS, 200 * MS, 1));
+}
+
+#[test]
+fn stall_intervals_are_bounded() {
+    let mut l = crate::stalls::Lateness::new(MS);
+    for i in 0..(crate::stalls::MAX_INTERVALS as i64 + 5) {
+        l.record(i * 10 * MS, i * 10 * MS + 2 * MS); // late
+        l.record(i * 10 * MS + 5 * MS, i * 10 * MS + 5 * MS); // on time: closes it
+    }
+    assert_eq!(l.intervals.len(), crate::stalls::MAX_INTERVALS);
+    assert_eq!(l.n_intervals(), crate::stalls::MAX_INTERVALS as u64 + 5);
+    assert_eq!(l.late, crate::stalls::MAX_INTERVALS as u64 + 5);
+}
+
+#[test]
+fn min_latency_bounds_every_departure() {
+    for (jitter, dist, reorder) in [(0, JitterDist::Uniform, false), (3 * MS, JitterDist::Uniform, true), (3 * MS, JitterDist::Normal, true)] {
+        let mut c = core(DirConfig { delay_ns: 10 * MS, jitter_ns: jitter, jitter_dist: dist, reorder, rate: Rate::Fixed(50e6), ..Default::default() });
+        let m = c.min_latency_ns();
+        assert_eq!(m, match (jitter, dist) { (0, _) => 10 * MS, (_, JitterDist::Uniform) => 7 * MS, _ => 0 });
+        for i in 0..2000 {
+            let t = i * 300_000;
+            assert!(fwd(c.on_arrival(t, FULL)) - t >= m);
+        }
+    }
+}
