@@ -10,7 +10,7 @@ LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs captu
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
 
-.PHONY: test reproduce-all system venv linkem cc thirdparty bench clean
+.PHONY: test lint reproduce-all system venv linkem cc thirdparty bench clean
 
 system:
 	@scripts/setup-system.sh
@@ -34,11 +34,17 @@ linkem:
 cc: system
 	@$(MAKE) --no-print-directory -C capture/cc
 
+# Linters check, they never rewrite (no tree-wide reformatting: it breaks everyone's merges).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/snakefmt --check Snakefile rules/
+	$(BIN)/snakemake --lint
+
 # Other people's MPTCP captures for the cross-check tests (never committed).
 thirdparty: venv
 	@scripts/fetch-thirdparty.sh $(BIN)/pip
 
-test: system venv linkem cc thirdparty
+test: system venv linkem cc lint thirdparty
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	$(BIN)/pytest -ra
 

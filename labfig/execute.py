@@ -1,12 +1,12 @@
 """Execute one paper notebook against a DuckDB file (used by rules/notebooks.smk).
 
-    python rules/scripts/execute_notebook.py NOTEBOOK.ipynb --db FILE --figures DIR --out EXECUTED.ipynb
+    python -m labfig.execute NOTEBOOK.ipynb --db FILE --figures DIR --out EXECUTED.ipynb
 
 The notebook reads its inputs from the environment (``MPTCP_LAB_DB``,
-``MPTCP_LAB_FIGURES``), runs with ``notebooks/`` as working directory (so its helper
-package ``labfig`` imports without path tricks) and writes its figures plus a
-``manifest.json`` into the figure folder, which is emptied first so no stale figure
-survives.
+``MPTCP_LAB_FIGURES``), imports the installed packages (``labfig``, ``findings``), runs in
+its own folder and writes its figures, ``manifest.json`` and ``shown.json`` (the numbers
+it printed for claims) into the figure folder, which is emptied first so no stale
+figure survives.
 """
 from __future__ import annotations
 
@@ -19,9 +19,6 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-
-NOTEBOOK_HOME = Path(__file__).resolve().parents[2] / "notebooks"
-
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -44,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         nb,
         timeout=args.timeout,
         kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOK_HOME)}},
+        resources={"metadata": {"path": str(args.notebook.resolve().parent)}},
     )
     try:
         client.execute()
