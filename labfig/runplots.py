@@ -469,3 +469,13 @@ def save(chart: alt.TopLevelMixin, out: str | os.PathLike) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return out
+
+
+def show(pcap: str | os.PathLike, *frames: int) -> None:
+    """Print tshark's dissection of ``frames`` of ``pcap`` (``python -m pipeline show``)."""
+    from pipeline.show import ShowError, dissect
+
+    try:
+        print("\n".join(dissect(pcap, list(frames))))
+    except ShowError as e:
+        print(f"cannot show: {e}")
