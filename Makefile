@@ -10,7 +10,7 @@ LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs captu
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
 
-.PHONY: test lint reproduce-all system venv linkem cc bench clean
+.PHONY: test lint reproduce-all lab system venv linkem cc bench clean
 
 system:
 	@scripts/setup-system.sh
@@ -46,6 +46,11 @@ test: system venv linkem cc lint
 
 reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all
+
+# JupyterLab on notebooks/ with the current database (results/lab.duckdb, else the
+# samples', analysed on first use); DB=path picks another, LAB_ARGS go to jupyter lab.
+lab: system venv
+	$(BIN)/python -m labfig.lab $(if $(DB),--db $(DB)) $(LAB_ARGS)
 
 bench: system venv
 	$(BIN)/python benchmarks/pipeline_bench.py
