@@ -118,7 +118,12 @@ save(tput, "explore-throughput", f"Throughput per subflow of {RUN}")
 
 # %%
 out = outliers(con, RUN)
-display(out if out.height else Markdown("No OFO delay above zero and no RTT sample in this run."))
+if out.height:
+    display(out.drop("show").with_columns(pl.col("trace").str.split("/").list.last()))
+    for r in out.iter_rows(named=True):
+        print(f"{r['metric']:>15} {r['value']:9.3f}  frame {r['frame']:>6}:  {r['show']}")
+else:
+    display(Markdown("No OFO delay above zero and no RTT sample in this run."))
 
 # %% [markdown]
 # tshark's dissection of the first outlier's packet (MPTCP options and tshark's own
