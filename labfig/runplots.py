@@ -42,7 +42,8 @@ def _color(df: pl.DataFrame) -> alt.Color:
     rng = [PALETTE[i % len(PALETTE)] for i in range(len(labels))]
     if TOTAL in df["subflow"].to_list():
         labels, rng = labels + [TOTAL], rng + ["#555555"]
-    return alt.Color("subflow:N", title="subflow (path)", scale=alt.Scale(domain=labels, range=rng))
+    return alt.Color("subflow:N", title="subflow (path)", scale=alt.Scale(domain=labels, range=rng),
+                     legend=alt.Legend(symbolOpacity=1))
 
 
 class PlotError(Exception):
