@@ -1,4 +1,4 @@
-# The two commands of the README: `make test` and `make reproduce-all`.
+# The README's commands: `make test`, `make reproduce-all` and `make lab`.
 # Each does its own set-up: Debian packages (as root), the virtual environment.
 PY      ?= python3
 VENV    := .venv
@@ -10,7 +10,7 @@ LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs captu
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
 
-.PHONY: test lint reproduce-all lab system venv linkem cc bench clean
+.PHONY: test lint reproduce-all lab system venv linkem cc thirdparty bench clean
 
 system:
 	@scripts/setup-system.sh
@@ -40,7 +40,11 @@ lint: venv
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint
 
-test: system venv linkem cc lint
+# Other people's MPTCP captures for the cross-check tests (never committed).
+thirdparty: venv
+	@scripts/fetch-thirdparty.sh $(BIN)/pip
+
+test: system venv linkem cc thirdparty lint
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	$(BIN)/pytest -ra
 

@@ -267,3 +267,33 @@ def test_dsn_and_ofo_match_tshark_mappings_and_a_brute_force_reference(pcap):
     got = mine.join(ts.with_columns(ref_ms=pl.Series(ref * 1000.0)), on="frame")
     assert got["ofo_delay_ms"].to_numpy() == pytest.approx(got["ref_ms"].to_numpy(), abs=1e-3)
     assert (got["ofo_delay_ms"] > 0).any(), "a two-path transfer has some out-of-order packets"
+
+
+# Other people's captures (scripts/fetch-thirdparty.sh, run by `make test`): iperf
+# uploads over MPTCP v0 and plain TCP, Linux cooked v1 and PPP, pcap and pcapng, taken
+# by someone else's setup at either end. Nothing here was tuned on them.
+THIRDPARTY = Path(os.environ.get("LAB_THIRDPARTY", Path(__file__).resolve().parents[1] / "data" / "thirdparty"))
+THIRD_PCAPS = sorted(THIRDPARTY.glob("*.pcap*"))
+
+
+@pytest.mark.parametrize("pcap", THIRD_PCAPS or [None], ids=[p.name for p in THIRD_PCAPS] or ["none"])
+def test_thirdparty_uploads_match_tshark(pcap):
+    """Each subflow's payload in each direction equals tshark's sum of tcp.len from
+    that direction's sender (every (stream, sender) tshark sees is one of our rows),
+    the MPTCP connection count equals tshark's, and the bulk is seen going up."""
+    if pcap is None:
+        pytest.skip(f"no third-party captures in {THIRDPARTY} (scripts/fetch-thirdparty.sh could not download them)")
+    t, problems = tables.analyze_trace(pcap, pcap.stem)
+    assert t, problems
+    ts = (tshark_fields(pcap, "tcp.stream", "tcp.srcport", "tcp.len", filt="tcp.len > 0")
+          .select(pl.all().cast(pl.Int64)).group_by("tcp.stream", "tcp.srcport").agg(pl.col("tcp.len").sum()))
+    theirs = {(s, p): n for s, p, n in ts.iter_rows()}
+    mine = {(sub["subflow_id"], sender(sub)[1]): sub["payload_bytes"]
+            for sub in t["subflows"].iter_rows(named=True) if sub["payload_bytes"] > 0}
+    assert mine == theirs
+    cmd = ["tshark", "-n", "-r", str(pcap), "-o", "mptcp.analyze_mptcp:TRUE", "-2", "-Y", "mptcp",
+           "-T", "fields", "-e", "mptcp.stream"]
+    streams = set(subprocess.run(cmd, capture_output=True, text=True, env=ENV, check=True).stdout.split())
+    assert t["connections"].filter(transport="mptcp")["conn_id"].n_unique() == len(streams)
+    bulk = t["connections"].sort("payload_bytes").row(-1, named=True)
+    assert bulk["direction"] == "up" and bulk["payload_bytes"] > 1_000_000
