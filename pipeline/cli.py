@@ -17,6 +17,8 @@ examples:
   python -m pipeline analyze data/samples/mp2-tbf --db results/lab.duckdb      (a run folder)
   python -m pipeline tables data/raw/chen/run-0001 --out results/tables/run-0001
   python -m pipeline load results/tables/* --db results/lab.duckdb
+  python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg   (also rtt, throughput; .png/.html)
+  python -m pipeline show data/samples/mp2-linkem/client.pcap 478               (tshark's dissection of frame 478)
 
 Metrics follow Chen et al. (IMC 2013) §3.3: download time and out-of-order delay
 from the client's trace, loss and RTT from the server's. Uploads (client -> server
