@@ -35,7 +35,7 @@ from . import derived, schema
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 LOCK_WAIT_S = 600.0
-TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples")
+TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets")
 
 
 class StoreError(Exception):
