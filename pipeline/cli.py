@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipeline {analyze,tables,load}``."""
+"""Command line: ``python -m pipeline {analyze,tables,load,plot,show}``."""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +17,8 @@ examples:
   python -m pipeline analyze data/samples/mp2-tbf --db results/lab.duckdb      (a run folder)
   python -m pipeline tables data/raw/chen/run-0001 --out results/tables/run-0001
   python -m pipeline load results/tables/* --db results/lab.duckdb
+  python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg   (also rtt, throughput; .png/.html)
+  python -m pipeline show data/samples/mp2-linkem/client.pcap 478               (tshark's dissection of frame 478)
 
 Metrics follow Chen et al. (IMC 2013) §3.3: download time and out-of-order delay
 from the client's trace, loss and RTT from the server's. Uploads (client -> server
@@ -169,6 +171,48 @@ def cmd_load(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plot(a: argparse.Namespace) -> int:
+    # the charts live once, in labfig (the notebooks draw the same ones)
+    from labfig import runplots
+
+    from . import derived
+
+    if not Path(a.db).is_file():
+        print(f"error: {a.db}: no such database (python -m pipeline analyze ... --db {a.db} makes one)",
+              file=sys.stderr)
+        return 2
+    try:
+        con = derived.connect(a.db)
+    except Exception as e:  # not a DuckDB file, or locked by a writer
+        print(f"error: {a.db}: cannot be read as the lab's database ({e})", file=sys.stderr)
+        return 2
+    try:
+        chart, _ = runplots.PLOTS[a.kind](con, a.run, a.direction)
+        out = runplots.save(chart, a.output)
+    except runplots.PlotError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except runplots.OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        con.close()
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_show(a: argparse.Namespace) -> int:
+    from . import show
+
+    try:
+        for text in show.dissect(a.pcap, a.frames):
+            print(text)
+    except show.ShowError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _summary(t: dict[str, pl.DataFrame], db: str) -> None:
     counts = ", ".join(f"{n} {t[n].height}" for n in ("connections", "subflows", "rtt_samples", "ofo_samples", "problems"))
     print(f"wrote {db}: {counts}", file=sys.stderr)
@@ -213,6 +257,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dirs", nargs="+", metavar="TABLE_DIR")
     p.add_argument("--db", required=True, help="DuckDB file to add the runs to (created if missing)")
     p.set_defaults(func=cmd_load)
+
+    p = sub.add_parser(
+        "plot", help="one run's time-sequence graph, RTT or throughput -> SVG/PNG/HTML",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Draw one run from the database: 'seq' the time-sequence graph of its connection at the "
+                    "receiver (data sequence numbers coloured per subflow, each subflow's sequence numbers and "
+                    "cumulative ACK, retransmissions and reinjections marked, out-of-order delay as a line), "
+                    "'rtt' the RTT samples per subflow over time at the sender with the configured delay and "
+                    "recorded outages, 'throughput' each subflow's throughput over time at the receiver.",
+        epilog="examples:\n  python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg\n"
+               "  python -m pipeline plot rtt mp2-linkem --db results/lab.duckdb -o rtt.html   (zoom: wheel, pan: drag)\n"
+               "\nThe output format follows the suffix: .svg, .png, .html (interactive, self-contained) or .json "
+               "(the Vega-Lite spec with its data). Large runs are pre-aggregated (the subtitle says how).")
+    p.add_argument("kind", choices=["seq", "rtt", "throughput"])
+    p.add_argument("run", metavar="RUN", help="run id (runs.run_id)")
+    p.add_argument("--db", required=True, help="the lab's DuckDB file (read only)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="out.svg, out.png, out.html or out.json")
+    p.add_argument("--direction", choices=schema.DIRECTIONS,
+                   help="data direction to draw (default: the one that carried most payload)")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser(
+        "show", help="tshark's dissection of pcap frames (via pyshark)",
+        description="Print tshark's full dissection of the given frames, through pyshark, with the pipeline's "
+                    "tshark preferences (MPTCP analysis on): MPTCP options as Wireshark names them and tshark's "
+                    "own analysis flags (retransmission, duplicate ACK, ...), so a number of ours can be checked "
+                    "against Wireshark's reading of the same packet. Frame numbers are tshark's (1 = first), as "
+                    "in the tables' frame columns.")
+    p.add_argument("pcap", metavar="PCAP")
+    p.add_argument("frames", nargs="+", type=int, metavar="FRAME")
+    p.set_defaults(func=cmd_show)
     return ap
 
 

@@ -192,6 +192,23 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "dsn": pl.UInt64,  # data sequence number of the packet's first byte (the sender's numbering)
         "ofo_delay_ms": pl.Float64,
     },
+    # Time-sequence graphs (pipeline/seqgraph.py): per trace, one row per data packet
+    # and one per ACK that moved its subflow's cumulative ACK forward.
+    "seq_packets": {
+        "run_id": pl.Utf8,
+        "trace": pl.Utf8,
+        "conn_id": pl.Int32,
+        "subflow_id": pl.Int32,
+        "direction": pl.Utf8,  # of the data (an ACK row: of the data it acknowledges)
+        "frame": pl.UInt32,
+        "time_s": pl.Float64,
+        "ssn_rel": pl.Int64,  # data row: subflow sequence number of its first byte (first data byte = 1)
+        "ack_rel": pl.Int64,  # ACK row: the new cumulative ACK (next byte expected, same numbering)
+        "payload_bytes": pl.UInt32,  # 0 on ACK rows
+        "dsn_rel": pl.Int64,  # data sequence number of its first byte from the sender's IDSN (first byte = 1)
+        "retransmission": pl.Boolean,  # below what its subflow had already carried
+        "reinjection": pl.Boolean,  # bytes another subflow carried earlier in this trace
+    },
     "app_latency": {
         "run_id": pl.Utf8,
         "flow": pl.Int32,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import ditg, flows, metrics, mptcp, sanity, schema
+from . import ditg, flows, metrics, mptcp, sanity, schema, seqgraph
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
 Tables = dict[str, pl.DataFrame]
@@ -204,6 +204,8 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     out: Tables = {
         "connections": schema.conform("connections", conns),
         "subflows": schema.conform("subflows", sub),
+        "seq_packets": schema.conform("seq_packets", seqgraph.seq_packets(p, data).with_columns(
+            **{k: pl.lit(v) for k, v in ids.items()})),
     }
     if rtt is not None:
         out["rtt_samples"] = schema.conform(
