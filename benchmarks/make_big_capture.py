@@ -88,7 +88,7 @@ def main() -> int:
         # Templates: offsets of the fields patched per packet.
         data_t = [frame(srv, c, 80, cp, 0x10, dss(1, 1, 1, MSS), MSS) for c, cp in paths]
         ack_t = [frame(c, srv, cp, 80, 0x10, dss(1, None), 0) for c, cp in paths]
-        seq_off, ack_off = 14 + 20 + 4, 14 + 20 + 8
+        seq_off = 14 + 20 + 4  # the ack number (at 14 + 20 + 8) stays as the template has it
         dss_data = 14 + 20 + 20 + 4  # data ack (8), dsn (8), ssn (4)
         dss_ack = 14 + 20 + 20 + 4
         sent = [0, 0]  # bytes per subflow

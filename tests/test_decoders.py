@@ -20,7 +20,7 @@ from polars.testing import assert_frame_equal
 from scapy.all import ARP, IP, TCP, UDP, Ether, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, Raw
 
 import pcapgen
-from pcapgen import (Subflow, join_handshake, link_frame, mp_handshake, opt_add_addr, opt_dss, opt_mp_fail,
+from pcapgen import (Subflow, join_handshake, link_frame, mp_handshake, opt_add_addr, opt_mp_fail,
                      opt_mp_fastclose, opt_mp_prio, opt_mp_tcprst, opt_remove_addr, packets_of, server_idsn,
                      tcp_handshake, write_link, write_pcap_bytes, write_pcapng_bytes)
 from pipeline import extract, schema, tables
