@@ -10,7 +10,7 @@ LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs captu
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
 
-.PHONY: test lint reproduce-all lab system venv linkem cc thirdparty bench clean
+.PHONY: test lint reproduce-all lab system venv linkem cc thirdparty bench bench-memory clean
 
 system:
 	@scripts/setup-system.sh
@@ -22,7 +22,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python scripts/check-python.py
 	touch $(STAMP)
 
-venv: $(STAMP)
+# The native pcap decoder (pipeline/pcapdecode, Rust + pyo3), built by maturin into
+# the venv; rebuilt when its sources change.
+DECODER_SRC := $(wildcard pipeline/pcapdecode/Cargo.toml pipeline/pcapdecode/Cargo.lock pipeline/pcapdecode/pyproject.toml pipeline/pcapdecode/src/*.rs)
+DECODER := $(VENV)/.pcapdecode-built
+
+$(DECODER): $(STAMP) $(DECODER_SRC)
+	@scripts/check-rust.sh pipeline/pcapdecode
+	$(BIN)/pip install -q ./pipeline/pcapdecode
+	touch $(DECODER)
+
+venv: $(STAMP) $(DECODER)
 
 # The native link emulator (capture/linkem), built when its sources exist.
 linkem:
@@ -46,6 +56,7 @@ thirdparty: venv
 
 test: system venv linkem cc thirdparty lint
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
+	cargo test -q --manifest-path pipeline/pcapdecode/Cargo.toml
 	$(BIN)/pytest -ra
 
 reproduce-all: system venv linkem cc
@@ -58,6 +69,10 @@ lab: system venv
 
 bench: system venv
 	$(BIN)/python benchmarks/pipeline_bench.py
+
+# The decoder's memory on a synthetic 5M-packet capture (written under data/bench/).
+bench-memory: system venv
+	$(BIN)/python benchmarks/pipeline_bench.py --memory
 
 clean:
 	rm -rf results .snakemake

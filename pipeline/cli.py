@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
-from . import schema, store, tables
+from . import extract, schema, store, tables
 
 EPILOG = """\
 examples:
@@ -86,14 +86,17 @@ def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
     return keep, notes
 
 
-def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str]) -> tuple[dict, store.Keys]:
-    """An input's tables and the store keys they replace; never raises on bad input."""
+def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder: str) -> tuple[dict, store.Keys]:
+    """An input's tables and the store keys they replace; never raises on bad input
+    (``extract.DecoderUnavailable``: the machine's problem, not the input's)."""
     try:
         if item.is_dir():
-            t = tables.analyze_run(item, pm)
+            t = tables.analyze_run(item, pm, decoder)
             return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
-        t, keys = tables.analyze_pcap(item, vantage, pm)
+        t, keys = tables.analyze_pcap(item, vantage, pm, decoder)
         return t, store.Keys(traces=keys)
+    except extract.DecoderUnavailable:
+        raise
     except Exception as e:  # a defect of ours: say so, keep the other inputs
         run_id = item.stem
         reason = f"internal error while analysing it ({type(e).__name__}: {e}); please report this with the file"
@@ -115,7 +118,7 @@ def cmd_analyze(a: argparse.Namespace) -> int:
     keys = store.Keys()
     runs_seen: dict[str, Path] = {}
     for item in tqdm(inputs, desc="analyze", unit="file", disable=a.quiet or None, file=sys.stderr):
-        t, k = _analyze_safely(item, a.vantage, pm)
+        t, k = _analyze_safely(item, a.vantage, pm, a.decoder)
         clash = k.runs & set(runs_seen)
         if clash:
             r = sorted(clash)[0]
@@ -148,7 +151,7 @@ def cmd_tables(a: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     pm = _path_map(a.path)
-    t, _ = _analyze_safely(Path(a.input), a.vantage, pm)
+    t, _ = _analyze_safely(Path(a.input), a.vantage, pm, a.decoder)
     _report(t)
     store.write_tables(t, a.out)
     return 0 if _usable(t) else 1
@@ -226,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--path", action="append", default=[], metavar="LABEL=ADDR",
                        help="label the subflows from client address ADDR as LABEL (e.g. wifi=10.1.0.2); "
                             "default: meta.json's paths, else the address itself")
+        p.add_argument("--decoder", choices=extract.DECODERS, default="native",
+                       help="pcap decoder: the built-in native one (default, fast, needs no tshark) or "
+                            "tshark (the reference it is tested against; much slower)")
 
     p = sub.add_parser("analyze", help="pcaps or run folders -> the DuckDB store", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -287,4 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
-    return a.func(a)
+    try:
+        return a.func(a)
+    except extract.DecoderUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
