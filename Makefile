@@ -1,4 +1,4 @@
-# The two commands of the README: `make test` and `make reproduce-all`.
+# The README's commands: `make test`, `make reproduce-all` and `make lab`.
 # Each does its own set-up: Debian packages (as root), the virtual environment.
 PY      ?= python3
 VENV    := .venv
@@ -10,7 +10,7 @@ LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs captu
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
 
-.PHONY: test reproduce-all system venv linkem cc thirdparty bench clean
+.PHONY: test lint reproduce-all lab system venv linkem cc thirdparty bench bench-memory clean
 
 system:
 	@scripts/setup-system.sh
@@ -22,7 +22,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python scripts/check-python.py
 	touch $(STAMP)
 
-venv: $(STAMP)
+# The native pcap decoder (pipeline/pcapdecode, Rust + pyo3), built by maturin into
+# the venv; rebuilt when its sources change.
+DECODER_SRC := $(wildcard pipeline/pcapdecode/Cargo.toml pipeline/pcapdecode/Cargo.lock pipeline/pcapdecode/pyproject.toml pipeline/pcapdecode/src/*.rs)
+DECODER := $(VENV)/.pcapdecode-built
+
+$(DECODER): $(STAMP) $(DECODER_SRC)
+	@scripts/check-rust.sh pipeline/pcapdecode
+	$(BIN)/pip install -q ./pipeline/pcapdecode
+	touch $(DECODER)
+
+venv: $(STAMP) $(DECODER)
 
 # The native link emulator (capture/linkem), built when its sources exist.
 linkem:
@@ -34,19 +44,35 @@ linkem:
 cc: system
 	@$(MAKE) --no-print-directory -C capture/cc
 
+# Linters check, they never rewrite (no tree-wide reformatting: it breaks everyone's merges).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/snakefmt --check Snakefile rules/
+	$(BIN)/snakemake --lint
+
 # Other people's MPTCP captures for the cross-check tests (never committed).
 thirdparty: venv
 	@scripts/fetch-thirdparty.sh $(BIN)/pip
 
-test: system venv linkem cc thirdparty
+test: system venv linkem cc thirdparty lint
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
+	cargo test -q --manifest-path pipeline/pcapdecode/Cargo.toml
 	$(BIN)/pytest -ra
 
 reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all
 
+# JupyterLab on notebooks/ with the current database (results/lab.duckdb, else the
+# samples', analysed on first use); DB=path picks another, LAB_ARGS go to jupyter lab.
+lab: system venv
+	$(BIN)/python -m labfig.lab $(if $(DB),--db $(DB)) $(LAB_ARGS)
+
 bench: system venv
 	$(BIN)/python benchmarks/pipeline_bench.py
+
+# The decoder's memory on a synthetic 5M-packet capture (written under data/bench/).
+bench-memory: system venv
+	$(BIN)/python benchmarks/pipeline_bench.py --memory
 
 clean:
 	rm -rf results .snakemake

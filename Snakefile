@@ -34,7 +34,7 @@ include: "rules/findings.smk"
 rule reproduce_all:
     """Capture (when possible), analyse every run, render every figure, execute every notebook, write the report
     and the findings table."""
+    default_target: True
     input:
         rules.report.output,
         rules.findings.output,
-    default_target: True

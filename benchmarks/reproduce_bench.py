@@ -42,7 +42,7 @@ def main() -> int:
     counts = {j: jobs.count(j) for j in dict.fromkeys(jobs)}
     print(f"sample runs:           {len(runs)}")
     print(f"cores:                 {a.cores}")
-    print(f"jobs:                  " + ", ".join(f"{k}×{v}" for k, v in counts.items()))
+    print("jobs:                  " + ", ".join(f"{k}×{v}" for k, v in counts.items()))
     print(f"reproduce_all wall:    {wall:.1f} s  (target < {TARGET_S} s: {'ok' if wall < TARGET_S else 'MISSED'})")
     print(f"figures:               {len(list((res / 'figures').glob('*/*.svg')))} charts")
     if a.keep:

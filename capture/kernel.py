@@ -20,6 +20,24 @@ GLOBAL_SYSCTLS = ("net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_defau
                   "net.core.wmem_default", "net.core.optmem_max")
 
 
+MPTCP_ENABLED = Path("/proc/sys/net/mptcp/enabled")
+
+
+def testbed_blockers() -> list[str]:
+    """Why this machine cannot run the testbed (root, upstream MPTCP on); empty when it can."""
+    import os
+
+    why = []
+    if os.geteuid() != 0:
+        why.append("not root")
+    try:
+        if MPTCP_ENABLED.read_text().strip() != "1":
+            why.append("net.mptcp.enabled is 0")
+    except OSError:
+        why.append(f"kernel without MPTCP ({MPTCP_ENABLED.parent} missing)")
+    return why
+
+
 @functools.lru_cache(maxsize=1)
 def check() -> dict:
     p = subprocess.run([str(CHECK)], capture_output=True, text=True, timeout=60)

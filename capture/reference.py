@@ -18,6 +18,10 @@ the workflow's ``load_db`` read), compressed with zstd. To stay small:
 * ``link_truth`` (the emulator's per-packet log): not kept (an empty table, so the
   schema is complete); ``link_truth_summary.parquet`` has per run, path and direction
   the packet count, drops by reason and the mean/p50/p99/max time in the emulator.
+* ``seq_packets`` (the time-sequence graphs' per-packet rows, ~3 rows per data packet):
+  not kept (an empty table); ``python -m pipeline plot seq`` and the exploration
+  notebook draw a reference run from ``ofo_samples`` instead and say so. Kept, it would
+  more than double the folder (about 8 bytes a row in zstd Parquet).
 * ``runs.meta_json`` is kept whole (the notebooks read configured RTT/loss/buffer from it).
 """
 from __future__ import annotations
@@ -94,6 +98,7 @@ def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> d
                 thinning.append({"run_id": run_id, "table": name, "keep_every": k})
         summaries.append(link_summary(t["link_truth"]))
         t["link_truth"] = schema.empty("link_truth")
+        t["seq_packets"] = schema.empty("seq_packets")
         by_campaign.setdefault(campaign, []).append(t)
     for c in by_campaign:
         if (out / c).exists():

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import subprocess
 import time
 from pathlib import Path
 
-from .util import CommandError, Proc, log, out, sh, wait_for
+from .util import CommandError, Proc, out, sh, wait_for
 
 HTTP_PORT = 80
 IPERF_PORT = 5201

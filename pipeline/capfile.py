@@ -6,7 +6,9 @@ record). Walking the record headers finds the first impossible one, so the pipel
 can keep exactly the packets before it and say where the file breaks, and can tell a
 truncated tail (the last record cut short: a capture stopped mid-write) from
 mid-file corruption. pcapng files carry a length at both ends of every block and are
-checked by the decoder itself.
+checked by the decoder itself. The native decoder walks the same record headers with
+the same rules as it reads (pcapdecode/src/capture.rs), so ``notes`` words the
+outcome alike for both decoders.
 """
 from __future__ import annotations
 
@@ -79,3 +81,26 @@ def scan(path: str | os.PathLike) -> Scan:
                 n += 1
             out.records = n
         return out
+
+
+TRUNCATED = "truncated: the last record is cut short; the packets before it were used"
+
+
+def damaged(detail: str) -> str:
+    """A pcapng (or a file of unknown structure) damaged mid-file, in the reader's words."""
+    return f"damaged mid-file ({detail}): the packets before the damage were used, the rest is lost"
+
+
+def notes(sc: Scan) -> list[str]:
+    """What a classic pcap's record walk found, as problems rows (none for a sound file)."""
+    if sc.kind != "pcap":
+        return []
+    if sc.damaged_at is not None:
+        lost = sc.size - sc.damaged_at
+        return [f"damaged mid-file: record {sc.records + 1} at byte {sc.damaged_at} has {sc.damage}; the "
+                f"{sc.records} records before it were used, the remaining {lost} bytes "
+                f"({100 * lost / sc.size:.0f} % of the file) were not"]
+    if sc.tail_missing:
+        return [f"truncated: the last record is cut short ({sc.tail_missing} bytes missing); "
+                f"the {sc.records} records before it were used"]
+    return []

@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipeline {analyze,tables,load}``."""
+"""Command line: ``python -m pipeline {analyze,tables,load,plot,show}``."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
-from . import schema, store, tables
+from . import extract, schema, store, tables
 
 EPILOG = """\
 examples:
@@ -17,6 +17,8 @@ examples:
   python -m pipeline analyze data/samples/mp2-tbf --db results/lab.duckdb      (a run folder)
   python -m pipeline tables data/raw/chen/run-0001 --out results/tables/run-0001
   python -m pipeline load results/tables/* --db results/lab.duckdb
+  python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg   (also rtt, throughput; .png/.html)
+  python -m pipeline show data/samples/mp2-linkem/client.pcap 478               (tshark's dissection of frame 478)
 
 Metrics follow Chen et al. (IMC 2013) §3.3: download time and out-of-order delay
 from the client's trace, loss and RTT from the server's. Uploads (client -> server
@@ -84,14 +86,17 @@ def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
     return keep, notes
 
 
-def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str]) -> tuple[dict, store.Keys]:
-    """An input's tables and the store keys they replace; never raises on bad input."""
+def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder: str) -> tuple[dict, store.Keys]:
+    """An input's tables and the store keys they replace; never raises on bad input
+    (``extract.DecoderUnavailable``: the machine's problem, not the input's)."""
     try:
         if item.is_dir():
-            t = tables.analyze_run(item, pm)
+            t = tables.analyze_run(item, pm, decoder)
             return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
-        t, keys = tables.analyze_pcap(item, vantage, pm)
+        t, keys = tables.analyze_pcap(item, vantage, pm, decoder)
         return t, store.Keys(traces=keys)
+    except extract.DecoderUnavailable:
+        raise
     except Exception as e:  # a defect of ours: say so, keep the other inputs
         run_id = item.stem
         reason = f"internal error while analysing it ({type(e).__name__}: {e}); please report this with the file"
@@ -113,7 +118,7 @@ def cmd_analyze(a: argparse.Namespace) -> int:
     keys = store.Keys()
     runs_seen: dict[str, Path] = {}
     for item in tqdm(inputs, desc="analyze", unit="file", disable=a.quiet or None, file=sys.stderr):
-        t, k = _analyze_safely(item, a.vantage, pm)
+        t, k = _analyze_safely(item, a.vantage, pm, a.decoder)
         clash = k.runs & set(runs_seen)
         if clash:
             r = sorted(clash)[0]
@@ -146,7 +151,7 @@ def cmd_tables(a: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     pm = _path_map(a.path)
-    t, _ = _analyze_safely(Path(a.input), a.vantage, pm)
+    t, _ = _analyze_safely(Path(a.input), a.vantage, pm, a.decoder)
     _report(t)
     store.write_tables(t, a.out)
     return 0 if _usable(t) else 1
@@ -166,6 +171,48 @@ def cmd_load(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plot(a: argparse.Namespace) -> int:
+    # the charts live once, in labfig (the notebooks draw the same ones)
+    from labfig import runplots
+
+    from . import derived
+
+    if not Path(a.db).is_file():
+        print(f"error: {a.db}: no such database (python -m pipeline analyze ... --db {a.db} makes one)",
+              file=sys.stderr)
+        return 2
+    try:
+        con = derived.connect(a.db)
+    except Exception as e:  # not a DuckDB file, or locked by a writer
+        print(f"error: {a.db}: cannot be read as the lab's database ({e})", file=sys.stderr)
+        return 2
+    try:
+        chart, _ = runplots.PLOTS[a.kind](con, a.run, a.direction)
+        out = runplots.save(chart, a.output)
+    except runplots.PlotError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except runplots.OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        con.close()
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_show(a: argparse.Namespace) -> int:
+    from . import show
+
+    try:
+        for text in show.dissect(a.pcap, a.frames):
+            print(text)
+    except show.ShowError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _summary(t: dict[str, pl.DataFrame], db: str) -> None:
     counts = ", ".join(f"{n} {t[n].height}" for n in ("connections", "subflows", "rtt_samples", "ofo_samples", "problems"))
     print(f"wrote {db}: {counts}", file=sys.stderr)
@@ -182,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--path", action="append", default=[], metavar="LABEL=ADDR",
                        help="label the subflows from client address ADDR as LABEL (e.g. wifi=10.1.0.2); "
                             "default: meta.json's paths, else the address itself")
+        p.add_argument("--decoder", choices=extract.DECODERS, default="native",
+                       help="pcap decoder: the built-in native one (default, fast, needs no tshark) or "
+                            "tshark (the reference it is tested against; much slower)")
 
     p = sub.add_parser("analyze", help="pcaps or run folders -> the DuckDB store", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -207,9 +257,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dirs", nargs="+", metavar="TABLE_DIR")
     p.add_argument("--db", required=True, help="DuckDB file to add the runs to (created if missing)")
     p.set_defaults(func=cmd_load)
+
+    p = sub.add_parser(
+        "plot", help="one run's time-sequence graph, RTT or throughput -> SVG/PNG/HTML",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Draw one run from the database: 'seq' the time-sequence graph of its connection at the "
+                    "receiver (data sequence numbers coloured per subflow, each subflow's sequence numbers and "
+                    "cumulative ACK, retransmissions and reinjections marked, out-of-order delay as a line), "
+                    "'rtt' the RTT samples per subflow over time at the sender with the configured delay and "
+                    "recorded outages, 'throughput' each subflow's throughput over time at the receiver.",
+        epilog="examples:\n  python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg\n"
+               "  python -m pipeline plot rtt mp2-linkem --db results/lab.duckdb -o rtt.html   (zoom: wheel, pan: drag)\n"
+               "\nThe output format follows the suffix: .svg, .png, .html (interactive, self-contained) or .json "
+               "(the Vega-Lite spec with its data). Large runs are pre-aggregated (the subtitle says how).")
+    p.add_argument("kind", choices=["seq", "rtt", "throughput"])
+    p.add_argument("run", metavar="RUN", help="run id (runs.run_id)")
+    p.add_argument("--db", required=True, help="the lab's DuckDB file (read only)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="out.svg, out.png, out.html or out.json")
+    p.add_argument("--direction", choices=schema.DIRECTIONS,
+                   help="data direction to draw (default: the one that carried most payload)")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser(
+        "show", help="tshark's dissection of pcap frames (via pyshark)",
+        description="Print tshark's full dissection of the given frames, through pyshark, with the pipeline's "
+                    "tshark preferences (MPTCP analysis on): MPTCP options as Wireshark names them and tshark's "
+                    "own analysis flags (retransmission, duplicate ACK, ...), so a number of ours can be checked "
+                    "against Wireshark's reading of the same packet. Frame numbers are tshark's (1 = first), as "
+                    "in the tables' frame columns.")
+    p.add_argument("pcap", metavar="PCAP")
+    p.add_argument("frames", nargs="+", type=int, metavar="FRAME")
+    p.set_defaults(func=cmd_show)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
-    return a.func(a)
+    try:
+        return a.func(a)
+    except extract.DecoderUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import polars as pl
 
 from . import mptcp
@@ -16,9 +15,29 @@ EPHEMERAL = (32768, 60999)  # Linux's default ip_local_port_range
 DIRECTIONS = ("down", "up")  # server -> client, client -> server
 
 
+# What the metrics read of each packet (``Trace.packets``): the decoder's columns are
+# dropped once subflows and connections are known, so that a long trace's per-packet
+# frame stays narrow (addresses, keys and options are per subflow, in ``subflows``).
+TRACE_PACKETS: dict[str, pl.DataType] = {
+    "frame": pl.UInt32,
+    "time_s": pl.Float64,
+    "stream": pl.UInt32,
+    "conn_id": pl.Int32,
+    "direction": pl.Utf8,  # "down" (server -> client) or "up"
+    "down": pl.Boolean,
+    "payload_bytes": pl.UInt32,
+    "rel_seq": pl.Int64,  # sequence number of the first byte, relative to the sender's ISN, unwrapped
+    "rel_ack": pl.Int64,  # null when the ACK flag is off
+    "dsn_rel": pl.Int64,  # data sequence number relative to the sender's IDSN (MPTCP data packets)
+}
+# What annotate_packets and map_dsn read of the decoder's columns (and base_columns').
+_ANNOTATE_INPUT = ("frame", "time_s", "stream", "src", "sport", "seq", "ack", "ackf", "payload_bytes", "mpc",
+                   "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_dsn_raw")
+
+
 @dataclass
 class Trace:
-    packets: pl.DataFrame  # one row per TCP frame, annotated (see annotate_packets)
+    packets: pl.DataFrame  # one row per TCP frame, the columns of TRACE_PACKETS
     subflows: pl.DataFrame  # one row per TCP stream (see find_subflows)
     notes: list[str] = field(default_factory=list)  # problems worth a row
     time_unusable: bool = False  # timestamps impossible: no time-based metric from this trace
@@ -62,8 +81,10 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
         pl.col("mp_version").filter(cond & pl.col("mpc")).first().alias(f"{prefix}_version")
         for prefix, cond in (("syn", is_syn), ("sa", is_synack))
     ]
-    g = p.group_by("stream").agg(
-        *handshake,
+    # The handshake from the SYN-flagged packets alone: a long trace has few of them.
+    hs = p.filter(pl.col("syn")).group_by("stream").agg(*handshake)
+    # (group-bys on a narrow selection: polars may copy whatever frame it groups)
+    g = p.select("stream", "src", "sport", "dst", "dport", "time_s", "dss", "frame").group_by("stream").agg(
         pl.col("src").first().alias("any_src"),
         pl.col("sport").first().alias("any_sport"),
         pl.col("dst").first().alias("any_dst"),
@@ -71,10 +92,10 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
         pl.col("time_s").min().alias("t_first"),
         pl.col("dss").any().alias("any_dss"),
         pl.col("frame").min().alias("first_frame"),
-    )
+    ).join(hs, on="stream", how="left")
     # Payload by (stream, sender) to guess the server when no handshake was seen.
     by_sender = (
-        p.group_by("stream", "src", "sport")
+        p.select("stream", "src", "sport", "payload_bytes").group_by("stream", "src", "sport")
         .agg(pl.col("payload_bytes").cast(pl.Int64).sum().alias("sent"))
         .sort("stream", "sent", "sport", descending=[False, True, False])
         .group_by("stream", maintain_order=True)
@@ -129,7 +150,8 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
     )
     # The handshake's third packet: the SYN sender's first ACK after the SYN/ACK.
     t3 = (
-        p.join(g.select("stream", "syn_src", "syn_sport", "t_synack"), on="stream")
+        p.select("stream", "src", "sport", "syn", "ackf", "time_s")
+        .join(g.select("stream", "syn_src", "syn_sport", "t_synack"), on="stream")
         .filter(pl.col("src") == pl.col("syn_src"), pl.col("sport") == pl.col("syn_sport"), ~pl.col("syn"),
                 pl.col("ackf"), pl.col("time_s") >= pl.col("t_synack"))
         .group_by("stream")
@@ -398,9 +420,10 @@ def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset(
     p = base_columns(packets)
     sf = find_subflows(p, client_addrs)
     sf, notes = assign_connections(sf, p)
-    p = annotate_packets(p, sf)
+    p = annotate_packets(p.select(_ANNOTATE_INPUT), sf)
     p, more = map_dsn(p, sf)
     notes += more
+    p = p.select(pl.col(c).cast(t) for c, t in TRACE_PACKETS.items())
     # A lone SYN (a join attempt nobody answered) is no capture problem; data with no
     # packet coming back is.
     carries_data = p.filter(pl.col("payload_bytes") > 0)["stream"].unique().implode()

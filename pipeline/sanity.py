@@ -13,6 +13,7 @@ wrong becomes a note (a problems row), and exact duplicates are dropped.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -45,10 +46,22 @@ def check(packets: pl.DataFrame, now_s: float | None = None) -> Checked:
 def _drop_duplicates(c: Checked) -> None:
     p = c.packets
     same = [col for col in p.columns if col != "frame"]
-    kept = p.unique(subset=same, keep="first", maintain_order=True)
-    n = p.height - kept.height
+    # A hash of a few telling columns first: comparing whole rows of a multi-million-
+    # packet trace costs several times its size in memory, and duplicates are rare.
+    # Only the rows whose hash repeats are compared exactly, on every column.
+    key = [col for col in ("time_s", "stream", "seq", "ack", "ip_id", "tcp_checksum", "payload_bytes") if col in same]
+    row_hash = functools.reduce(lambda a, b: a.xor(b), [pl.col(col).hash(seed=i) for i, col in enumerate(key or same)])
+    h = p.select(row_hash).to_series().sort()
+    repeated = h.filter(h == h.shift(1))  # sorting keeps memory to one more column
+    if repeated.len() == 0:
+        return
+    maybe = p.select(row_hash.is_in(repeated.implode())).to_series()
+    candidates = p.filter(maybe)
+    kept = candidates.unique(subset=same, keep="first", maintain_order=True)
+    n = candidates.height - kept.height
     if n:
-        c.packets = kept
+        dropped = candidates.filter(~pl.col("frame").is_in(kept["frame"].implode()))["frame"]
+        c.packets = p.filter(~pl.col("frame").is_in(dropped.implode()))
         c.notes.append(f"{n} exact duplicate packets (same time, headers and checksum, e.g. a capture merged "
                        "with itself) dropped before the metrics")
 
@@ -68,7 +81,7 @@ def _snap_length(c: Checked) -> None:
 
 
 def _timestamps(c: Checked, now_s: float) -> None:
-    t = c.packets.sort("frame")["time_s"].fill_null(0.0)
+    t = c.packets.select(pl.col("time_s").sort_by("frame").fill_null(0.0)).to_series()
     if t.len() < 2:
         return
     why = None

@@ -1,8 +1,10 @@
 """Every table the lab writes, in one place.
 
-One list (``PACKET_FIELDS``: tshark field -> column, type) drives the tshark ``-e``
-arguments, the packets Parquet schema and the DuckDB DDL, so adding a field is one
-line. Units are in column names (``_s`` seconds, ``_ms`` milliseconds, ``_bytes``).
+One list (``PACKET_FIELDS``: tshark field -> column, type) drives both decoders (the
+native one in ``pipeline/pcapdecode`` and tshark's ``-e`` arguments), the packets
+Parquet schema and the DuckDB DDL, so adding a field is one line (plus, for a field
+the native decoder does not produce yet, its source in ``pcapdecode/src/decoder.rs``).
+Units are in column names (``_s`` seconds, ``_ms`` milliseconds, ``_bytes``).
 Times ending in ``_s`` without another qualifier are Unix epoch seconds.
 """
 from __future__ import annotations
@@ -14,13 +16,25 @@ import polars as pl
 
 @dataclass(frozen=True)
 class Field:
-    tshark: str  # tshark display-filter field name
+    tshark: str  # tshark display-filter field name; also names the native decoder's value
     column: str  # column in the packets table
     dtype: type[pl.DataType] | pl.DataType
+    # A frame may hold a field several times (two MPTCP options, an ICMP-quoted
+    # header): "first" keeps the first occurrence, "all" joins them with commas.
+    occurrence: str = "first"
+    hex: bool = False  # tshark prints it in hex (0x...)
+
+    @property
+    def native_type(self) -> str:
+        """The column type as the native decoder names it."""
+        return _NATIVE_TYPES[self.dtype]
 
 
-# The packets table as tshark gives it (one row per frame). Integers that tshark may
-# print in hex (flags) are parsed by extract.py; keys and tokens stay unsigned.
+_NATIVE_TYPES = {pl.UInt8: "u8", pl.UInt16: "u16", pl.UInt32: "u32", pl.UInt64: "u64",
+                 pl.Float64: "f64", pl.Utf8: "str"}
+
+
+# The packets table (one row per TCP frame, in file order). Keys and tokens stay unsigned.
 PACKET_FIELDS: list[Field] = [
     Field("frame.number", "frame", pl.UInt32),
     Field("frame.time_epoch", "time_s", pl.Float64),
@@ -35,16 +49,16 @@ PACKET_FIELDS: list[Field] = [
     # IPv4 identification and the TCP checksum as sent (not verified): with the time and
     # the other fields they tell an exact duplicate (a capture merged with itself) from
     # a retransmission or a repeated ACK
-    Field("ip.id", "ip_id", pl.UInt16),
+    Field("ip.id", "ip_id", pl.UInt16, hex=True),
     Field("tcp.stream", "stream", pl.UInt32),
     Field("tcp.srcport", "sport", pl.UInt16),
     Field("tcp.dstport", "dport", pl.UInt16),
-    Field("tcp.flags", "tcp_flags", pl.UInt16),
+    Field("tcp.flags", "tcp_flags", pl.UInt16, hex=True),
     Field("tcp.seq", "seq", pl.UInt32),  # absolute: tcp.relative_sequence_numbers:FALSE
     Field("tcp.ack", "ack", pl.UInt32),
     Field("tcp.len", "payload_bytes", pl.UInt32),
-    Field("tcp.checksum", "tcp_checksum", pl.UInt16),
-    Field("tcp.options.mptcp.subtype", "mp_subtypes", pl.Utf8),  # all occurrences, comma separated
+    Field("tcp.checksum", "tcp_checksum", pl.UInt16, hex=True),
+    Field("tcp.options.mptcp.subtype", "mp_subtypes", pl.Utf8, occurrence="all"),  # e.g. "2,3"
     Field("tcp.options.mptcp.version", "mp_version", pl.UInt8),
     Field("tcp.options.mptcp.sendkey", "mp_sendkey", pl.UInt64),
     Field("tcp.options.mptcp.recvkey", "mp_recvkey", pl.UInt64),
@@ -177,6 +191,23 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "arrival_s": pl.Float64,
         "dsn": pl.UInt64,  # data sequence number of the packet's first byte (the sender's numbering)
         "ofo_delay_ms": pl.Float64,
+    },
+    # Time-sequence graphs (pipeline/seqgraph.py): per trace, one row per data packet
+    # and one per ACK that moved its subflow's cumulative ACK forward.
+    "seq_packets": {
+        "run_id": pl.Utf8,
+        "trace": pl.Utf8,
+        "conn_id": pl.Int32,
+        "subflow_id": pl.Int32,
+        "direction": pl.Utf8,  # of the data (an ACK row: of the data it acknowledges)
+        "frame": pl.UInt32,
+        "time_s": pl.Float64,
+        "ssn_rel": pl.Int64,  # data row: subflow sequence number of its first byte (first data byte = 1)
+        "ack_rel": pl.Int64,  # ACK row: the new cumulative ACK (next byte expected, same numbering)
+        "payload_bytes": pl.UInt32,  # 0 on ACK rows
+        "dsn_rel": pl.Int64,  # data sequence number of its first byte from the sender's IDSN (first byte = 1)
+        "retransmission": pl.Boolean,  # below what its subflow had already carried
+        "reinjection": pl.Boolean,  # bytes another subflow carried earlier in this trace
     },
     "app_latency": {
         "run_id": pl.Utf8,

@@ -31,11 +31,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from . import schema
+from . import derived, schema
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 LOCK_WAIT_S = 600.0
-TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples")
+TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets")
 
 
 class StoreError(Exception):
@@ -362,6 +362,7 @@ def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys) -
                 _ensure_schema(con)
                 _delete(con, keys)
                 _insert(con, tables)
+                derived.install(con)  # the run-level views a `duckdb lab.duckdb` user selects from
                 con.execute("COMMIT")
                 con.execute("CHECKPOINT")
             finally:

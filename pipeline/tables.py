@@ -13,8 +13,8 @@ from pathlib import Path
 
 import polars as pl
 
-from . import ditg, flows, metrics, mptcp, sanity, schema
-from .extract import ExtractError, read_packets
+from . import ditg, flows, metrics, mptcp, sanity, schema, seqgraph
+from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
 Tables = dict[str, pl.DataFrame]
 
@@ -50,12 +50,14 @@ def analyze_trace(
     run_id: str,
     vantage: str | None = None,
     path_map: dict[str, str] | None = None,
+    decoder: str = DEFAULT_DECODER,
 ) -> tuple[Tables, list[dict]]:
-    """All tables one trace contributes, and its problems (never raises on bad input)."""
+    """All tables one trace contributes, and its problems (never raises on bad input;
+    ``extract.DecoderUnavailable`` when ``decoder`` cannot run here)."""
     source = str(pcap)
     problems: list[dict] = []
     try:
-        ex = read_packets(pcap)
+        ex = read_packets(pcap, decoder)
     except ExtractError as e:
         return {}, [problem(run_id, source, "extract", str(e))]
     problems += [problem(run_id, source, "extract", w) for w in ex.warnings]
@@ -202,6 +204,8 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     out: Tables = {
         "connections": schema.conform("connections", conns),
         "subflows": schema.conform("subflows", sub),
+        "seq_packets": schema.conform("seq_packets", seqgraph.seq_packets(p, data).with_columns(
+            **{k: pl.lit(v) for k, v in ids.items()})),
     }
     if rtt is not None:
         out["rtt_samples"] = schema.conform(
@@ -380,7 +384,8 @@ def run_pcaps(run_dir: Path) -> list[Path]:
     return merged or pcaps
 
 
-def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = None) -> Tables:
+def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = None,
+                decoder: str = DEFAULT_DECODER) -> Tables:
     """Every table of one run folder (client.pcap, server.pcap, meta.json, logs)."""
     run_dir = Path(run_dir)
     meta, problems = read_meta(run_dir)
@@ -397,7 +402,7 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     if not pcaps:
         problems.append(problem(run_id, str(run_dir), "extract", "no .pcap or .pcapng file in the run folder"))
     for f in pcaps:
-        t, pr = analyze_trace(f, run_id, vantage_from_name(f), pm)
+        t, pr = analyze_trace(f, run_id, vantage_from_name(f), pm, decoder)
         parts.append(t)
         problems += pr
     lt, pr = link_truth(run_dir, run_id)
@@ -412,8 +417,8 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     return complete(out)
 
 
-def analyze_pcap(pcap: Path, vantage: str | None = None,
-                 path_map: dict[str, str] | None = None) -> tuple[Tables, set[tuple[str, str]]]:
+def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str] | None = None,
+                 decoder: str = DEFAULT_DECODER) -> tuple[Tables, set[tuple[str, str]]]:
     """One pcap given alone: its tables (run facts from a meta.json beside it, if
     any) and the (run, source) keys they replace in the store."""
     meta, problems = read_meta(pcap.parent)
@@ -423,7 +428,7 @@ def analyze_pcap(pcap: Path, vantage: str | None = None,
     run_id = meta.get("run_id") or (pcap.parent.resolve().name if in_run else pcap.stem) or str(pcap)
     for pr in problems:
         pr["run_id"] = run_id
-    t, pr = analyze_trace(pcap, run_id, vantage, {**path_map_from_meta(meta), **(path_map or {})})
+    t, pr = analyze_trace(pcap, run_id, vantage, {**path_map_from_meta(meta), **(path_map or {})}, decoder)
     t["problems"] = problems_table(problems + pr)
     keys = {(run_id, str(pcap))} | ({(run_id, str(pcap.parent / "meta.json"))} if problems else set())
     return complete(t), keys

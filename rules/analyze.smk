@@ -10,19 +10,19 @@ rule run_tables:
         expand(f"{TABLE_DIR}/{{{{rundir}}}}/{{table}}.parquet", table=TABLE_NAMES),
     log:
         f"{RESULTS}/logs/tables/{{rundir}}.log",
-    params:
-        py=PY,
-        out=lambda wc: f"{TABLE_DIR}/{wc.rundir}",
     conda:
         "../environment.yml"
+    params:
+        out=lambda wc: f"{TABLE_DIR}/{wc.rundir}",
     shell:
-        "{params.py} -m pipeline tables {wildcards.rundir} --out {params.out} > {log} 2>&1"
+        "python -m pipeline tables {wildcards.rundir} --out {params.out} > {log} 2>&1"
 
 
 rule load_db:
     """All per-run tables (+ data/reference when not capturing) -> the single DuckDB file the notebooks read.
     The file is a store (pipeline/store.py): each run loaded replaces its own rows, other runs and any
-    table of the user's stay, so the output is updated in place (update()), never deleted first."""
+    table of the user's stay, so the output is updated in place (update()), never deleted first.
+    """
     input:
         captured_campaigns,
         db_table_files,
@@ -30,17 +30,15 @@ rule load_db:
         update(DB),
     log:
         f"{RESULTS}/logs/load.log",
-    params:
-        py=PY,
-        dirs=lambda wc: " ".join(db_table_dirs(wc)),
-        empty_db=os.path.join(SCRIPT_DIR, "empty_db.py"),
     conda:
         "../environment.yml"
+    params:
+        dirs=lambda wc: " ".join(db_table_dirs(wc)),
     shell:
         # no run folders at all: an empty database with every table, so the
         # notebooks still render (their empty states explain what is missing)
-        "if [ -n '{params.dirs}' ]; then {params.py} -m pipeline load {params.dirs} --db {output};"
-        " else {params.py} {params.empty_db} {output}; fi > {log} 2>&1"
+        "if [ -n '{params.dirs}' ]; then python -m pipeline load {params.dirs} --db {output};"
+        " else python -m pipeline.empty {output}; fi > {log} 2>&1"
 
 
 rule analyze:

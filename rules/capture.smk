@@ -7,7 +7,8 @@
 
 rule capture_run:
     """One run of a campaign (at the configured scale) -> its run folder (pcaps per end,
-    meta.json, emulator logs); repeated by capture/ when the host stalled the emulator."""
+    meta.json, emulator logs); repeated by capture/ when the host stalled the emulator.
+    """
     input:
         # ancient: editing a campaign never redoes runs already captured
         yaml=lambda wc: ancient(campaign_files()[wc.campaign]),
@@ -15,30 +16,31 @@ rule capture_run:
         directory(f"{config['raw_dir']}/{{campaign}}/{{run}}"),
     log:
         f"{RESULTS}/logs/capture/{{campaign}}/{{run}}.log",
-    params:
-        py=PY,
-        out=config["raw_dir"],
-        scale=config["scale"],
+    conda:
+        "../environment.yml"
     # All of a host: one capture at a time (testbed, a local resource limited to 1 by
     # profiles/default) and no analysis beside it (every core), so jobs do not
     # disturb the timing of the links they measure.
     threads: workflow.cores
     resources:
         testbed=1,
-    conda:
-        "../environment.yml"
+    params:
+        # capture run --out OUT writes OUT/<campaign>/<run>: the output's grandparent
+        out=lambda wc, output: str(Path(output[0]).parent.parent),
+        scale=config["scale"],
     shell:
         # exit 1 = the run failed (error.txt in its folder, no .done; listed in
         # <raw_dir>/<campaign>/campaign-status.json; `python -m capture run` or deleting
         # the folder retries it): go on, the finished runs are analysed. Exit 2 (invalid
         # campaign, missing tools) or 130 (interrupted) fail the job.
-        "{params.py} -m capture run {input.yaml} --scale {params.scale} --out {params.out}"
+        "python -m capture run {input.yaml} --scale {params.scale} --out {params.out}"
         " --run {wildcards.run} --no-progress > {log} 2>&1 || [ $? -eq 1 ]"
 
 
 checkpoint campaign_captured:
     """Every run of a campaign has had its job; then the DAG learns which runs finished
-    (a failed run has no meta.json and is left out of the analysis: rules/common.smk)."""
+    (a failed run has no meta.json and is left out of the analysis: rules/common.smk).
+    """
     input:
         lambda wc: capture_run_dirs(wc.campaign),
     output:
@@ -56,11 +58,11 @@ else:
 
     rule capture_all:
         """Nothing to capture on this machine (see the note printed at start-up)."""
-        params:
-            why="; ".join(capture_blockers()) or "capture=false",
         log:
             f"{RESULTS}/logs/capture/capture_all.log",
         conda:
             "../environment.yml"
+        params:
+            why="; ".join(capture_blockers()) or "capture=false",
         shell:
             "echo 'capture_all: not capturing on this machine: {params.why}' | tee {log} >&2"

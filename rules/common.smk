@@ -6,9 +6,21 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from capture.kernel import testbed_blockers
 from pipeline.schema import TABLES
 
-PY = sys.executable  # the interpreter running Snakemake (the project's venv)
+
+# Rules run the lab's installed packages with `python -m ...`: with --use-conda in each
+# rule's conda environment (environment.yml; environment.post-deploy.sh installs the
+# packages into it), otherwise in the environment that runs Snakemake — its bin/ goes
+# first on PATH, as `activate` would put it, so `python` is that interpreter.
+envvars:
+    "PATH",
+
+
+os.environ["PATH"] = os.pathsep.join(
+    [os.path.dirname(sys.executable), os.environ["PATH"]]
+)
 RESULTS = config["results_dir"]
 TABLE_DIR = f"{RESULTS}/tables"
 DB = f"{RESULTS}/lab.duckdb"
@@ -17,12 +29,15 @@ NOTEBOOK_DIR = f"{RESULTS}/notebooks"
 REPORT_DIR = f"{RESULTS}/report"
 NOTEBOOKS = config["notebooks"]
 TABLE_NAMES = list(TABLES)
-# Helper scripts by a stable path: workflow.source_path() hands out a new temporary
-# copy per invocation, and as a rule param that made load_db re-run every time.
-SCRIPT_DIR = os.path.join(workflow.current_basedir, "scripts")
 # Committed per-campaign tables of the quick-scale captures (data/reference/README.md):
 # analysed together with the samples when this machine does not capture.
 REFERENCE_DIR = config.get("reference_dir", "data/reference")
+# The code every figure and finding depends on (derived layer, claims, notebook helpers):
+# a change re-runs the notebooks and the findings.
+ANALYSIS_CODE = sorted(
+    str(p) for d in ("findings", "labfig") for p in Path(d).rglob("*.py")
+) + ["pipeline/derived.py"]
+
 
 # A run folder is any directory holding meta.json; its key is its path relative to
 # the repository (e.g. data/samples/chen-mp2-64k-r1), so user folders work too.
@@ -54,14 +69,7 @@ def run_inputs(wildcards):
 
 def capture_blockers():
     """Why this machine cannot capture (empty list when it can)."""
-    why = []
-    if os.geteuid() != 0:
-        why.append("not root")
-    try:
-        if Path("/proc/sys/net/mptcp/enabled").read_text().strip() != "1":
-            why.append("net.mptcp.enabled is 0")
-    except OSError:
-        why.append("kernel without MPTCP (/proc/sys/net/mptcp missing)")
+    why = testbed_blockers()
     if not Path("capture/__main__.py").exists():
         why.append("capture/ stage not installed (no capture/__main__.py)")
     if not campaign_files():
@@ -89,7 +97,9 @@ def decide_capture():
     if not why:
         return True
     if want is True:
-        raise WorkflowError("capture=true but this machine cannot capture: " + "; ".join(why))
+        raise WorkflowError(
+            "capture=true but this machine cannot capture: " + "; ".join(why)
+        )
     # auto: say so once and go on from the committed samples.
     print(
         f"note: not capturing ({'; '.join(why)}); analysing {config['samples_dir']}"
@@ -117,14 +127,19 @@ def _campaign_runs():
     runs = {}
     for name, f in campaign_files().items():
         doc = load(f, config["scale"])
-        runs[name] = [s.run_id for s in expand(doc, base_dir=Path(f).resolve().parent, scale=config["scale"])]
+        runs[name] = [
+            s.run_id
+            for s in expand(
+                doc, base_dir=Path(f).resolve().parent, scale=config["scale"]
+            )
+        ]
     return runs
 
 
 CAMPAIGN_RUNS = _campaign_runs() if CAPTURE else {}
-CAPTURE_RUN_DIRS = [f"{config['raw_dir']}/{c}/{r}" for c, ids in CAMPAIGN_RUNS.items() for r in ids]
-
-
+CAPTURE_RUN_DIRS = [
+    f"{config['raw_dir']}/{c}/{r}" for c, ids in CAMPAIGN_RUNS.items() for r in ids
+]
 
 
 def capture_run_dirs(campaign=None):
@@ -139,8 +154,11 @@ def reference_table_dirs():
     root = Path(REFERENCE_DIR)
     if not root.is_dir():
         return []
-    return sorted(str(d) for d in root.iterdir()
-                  if d.is_dir() and all((d / f"{t}.parquet").is_file() for t in TABLE_NAMES))
+    return sorted(
+        str(d)
+        for d in root.iterdir()
+        if d.is_dir() and all((d / f"{t}.parquet").is_file() for t in TABLE_NAMES)
+    )
 
 
 def db_table_dirs(wildcards=None):
@@ -154,14 +172,17 @@ def db_table_dirs(wildcards=None):
 
 def captured_campaigns(wildcards=None):
     """When capturing, every campaign's capture (a static input beside the checkpointed
-    tables, so all runs of all campaigns are in the DAG at once and spread over hosts)."""
+    tables, so all runs of all campaigns are in the DAG at once and spread over hosts).
+    """
     return [f"{RESULTS}/capture/{c}.done" for c in CAMPAIGNS] if CAPTURE else []
 
 
 def db_table_files(wildcards=None):
     files = table_files(all_run_dirs(wildcards))
     if not CAPTURE:
-        files += [f"{d}/{t}.parquet" for d in reference_table_dirs() for t in TABLE_NAMES]
+        files += [
+            f"{d}/{t}.parquet" for d in reference_table_dirs() for t in TABLE_NAMES
+        ]
     return files
 
 
@@ -173,4 +194,6 @@ def all_run_dirs(wildcards=None):
         return run_dirs_under(config["samples_dir"])
     for name in CAMPAIGNS:
         checkpoints.campaign_captured.get(campaign=name)
-    return sorted({d for name in CAMPAIGNS for d in run_dirs_under(f"{config['raw_dir']}/{name}")})
+    return sorted(
+        {d for name in CAMPAIGNS for d in run_dirs_under(f"{config['raw_dir']}/{name}")}
+    )

@@ -1,20 +1,20 @@
-# Stage 3b: the papers' claims checked against the DuckDB file -> results/findings.csv.
-# One definition (notebooks/labfig/findings.py); the notebooks show the same rows.
+# Stage 3b: the papers' claims checked against the DuckDB file -> results/findings.csv
+# (and results/lab-checks.csv: our emulated links against the papers' networks).
+# One definition (the installed `findings` package); the notebooks show the same rows.
 
 
 rule findings:
-    """Every paper's findings (claim, paper's value, ours, tolerance, verdict) from the DuckDB file only."""
+    """Every paper's findings (claim, paper's band, our value with a 95 % bootstrap CI, verdict) and the lab
+    checks, from the DuckDB file only."""
     input:
         db=DB,
-        module="notebooks/labfig/findings.py",
+        code=ANALYSIS_CODE,
     output:
-        f"{RESULTS}/findings.csv",
+        findings=f"{RESULTS}/findings.csv",
+        checks=f"{RESULTS}/lab-checks.csv",
     log:
         f"{RESULTS}/logs/findings.log",
-    params:
-        py=PY,
     conda:
         "../environment.yml"
     shell:
-        "PYTHONPATH=notebooks${{PYTHONPATH:+:$PYTHONPATH}} {params.py} -m labfig.findings"
-        " --db {input.db} --out {output} > {log} 2>&1"
+        "python -m findings --db {input.db} --out {output.findings} --checks {output.checks} > {log} 2>&1"

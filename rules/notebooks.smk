@@ -12,12 +12,10 @@ rule pair_notebook:
         f"{NOTEBOOK_DIR}/{{nb}}.ipynb",
     log:
         f"{RESULTS}/logs/notebooks/{{nb}}.pair.log",
-    params:
-        py=PY,
     conda:
         "../environment.yml"
     shell:
-        "{params.py} -m jupytext --quiet --to ipynb --output {output} {input} > {log} 2>&1"
+        "python -m jupytext --quiet --to ipynb --output {output} {input} > {log} 2>&1"
 
 
 rule execute_notebook:
@@ -25,21 +23,19 @@ rule execute_notebook:
     input:
         notebook=f"{NOTEBOOK_DIR}/{{nb}}.ipynb",
         db=DB,
-        helpers=sorted(str(p) for p in Path("notebooks/labfig").glob("*.py")),
-        script="rules/scripts/execute_notebook.py",
+        code=ANALYSIS_CODE,
     output:
         executed=f"{NOTEBOOK_DIR}/{{nb}}.executed.ipynb",
         manifest=f"{FIGURE_DIR}/{{nb}}/manifest.json",
     log:
         f"{RESULTS}/logs/notebooks/{{nb}}.execute.log",
-    params:
-        py=PY,
-        figures=lambda wc, output: os.path.dirname(output.manifest),
-        timeout=config["notebook_timeout_s"],
     conda:
         "../environment.yml"
+    params:
+        figures=lambda wc, output: os.path.dirname(output.manifest),
+        timeout=config["notebook_timeout_s"],
     shell:
-        "{params.py} {input.script} {input.notebook} --db {input.db} --figures {params.figures}"
+        "python -m labfig.execute {input.notebook} --db {input.db} --figures {params.figures}"
         " --out {output.executed} --timeout {params.timeout} > {log} 2>&1"
 
 
@@ -51,13 +47,12 @@ rule notebook_html:
         f"{REPORT_DIR}/notebooks/{{nb}}.html",
     log:
         f"{RESULTS}/logs/notebooks/{{nb}}.html.log",
-    params:
-        py=PY,
-        outdir=lambda wc, output: os.path.dirname(output[0]),
     conda:
         "../environment.yml"
+    params:
+        outdir=lambda wc, output: os.path.dirname(output[0]),
     shell:
-        "{params.py} -m nbconvert --to html --output-dir {params.outdir} --output {wildcards.nb}"
+        "python -m nbconvert --to html --output-dir {params.outdir} --output {wildcards.nb}"
         " {input} > {log} 2>&1"
 
 

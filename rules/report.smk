@@ -9,17 +9,16 @@ rule report:
         db=DB,
         findings=f"{RESULTS}/findings.csv",
         template="report/index.html.j2",
-        script="rules/scripts/render_report.py",
+        code=ANALYSIS_CODE,
     output:
         f"{REPORT_DIR}/index.html",
     log:
         f"{RESULTS}/logs/report.log",
-    params:
-        py=PY,
-        figures=lambda wc, input: os.path.dirname(os.path.dirname(input.manifests[0])),
     conda:
         "../environment.yml"
+    params:
+        figures=lambda wc, input: os.path.dirname(os.path.dirname(input.manifests[0])),
     shell:
-        "{params.py} {input.script} --template {input.template} --db {input.db}"
+        "python -m labfig.report --template {input.template} --db {input.db}"
         " --figures {params.figures} --notebooks {input.notebooks} --findings {input.findings}"
         " --out {output} > {log} 2>&1"

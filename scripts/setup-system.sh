@@ -21,9 +21,11 @@ declare -A PKG=(
   [nginx]=nginx [wget]=wget [iperf3]=iperf3 [chromium]=chromium
   [clang]=clang [bpftool]=bpftool
 )
-# file -> Debian package, for what is not a command (headers, libraries)
+# file -> Debian package, for what is not a command (headers, libraries, and GNU time,
+# whose bare name is the shell keyword: the benchmarks read a child's peak memory from it)
 declare -A FILEPKG=(
   [/usr/include/bpf/libbpf.h]=libbpf-dev
+  [/usr/bin/time]=time
 )
 # Commands not on a non-root PATH live in the sbin directories.
 export PATH="$PATH:/usr/sbin:/sbin"

@@ -1,12 +1,7 @@
-import sys
+import os
 from pathlib import Path
 
-# tests/ holds helpers (pcapgen) imported by several test modules.
-sys.path.insert(0, str(Path(__file__).parent))
-
-import os  # noqa: E402
-
-import pytest  # noqa: E402
+import pytest
 
 
 def _mptcp_on() -> bool:

@@ -162,3 +162,130 @@ def write(path, *subflows_or_packets, link: str = "ether", fmt: str = "pcap"):
     pkts = [_relink(p, link) for p in sorted(pkts, key=lambda p: float(p.time))]
     (wrpcapng if fmt == "pcapng" else wrpcap)(str(path), pkts)
     return path
+
+
+# --- Any link type, pcap or pcapng, written byte by byte -------------------------
+# The native decoder is tested against tshark on captures scapy's writers cannot
+# make (BSD loopback, PPP, raw IP, big-endian or nanosecond pcap, pcapng with several
+# interfaces and time resolutions), so frames are written here from their bytes.
+
+LINKTYPES = {"ether": 1, "vlan": 1, "qinq": 1, "sll": 113, "sll2": 276, "raw": 101, "ipv4": 228,
+             "ipv6": 229, "ppp": 9, "null": 0, "null-be": 0, "loop": 108}
+
+
+def link_frame(p, link: str) -> bytes:
+    """The bytes of packet ``p`` (an Ether()/IP... scapy packet) re-wrapped in ``link``."""
+    from scapy.layers.l2 import Dot1AD, Dot1Q
+
+    if IP not in p and IPv6 not in p:
+        return bytes(p)  # ARP and other non-IP frames: Ethernet only
+    l3 = p[IPv6] if IPv6 in p else p[IP]
+    v6 = IPv6 in p
+    raw = bytes(l3)
+    if link == "ether":  # fixed MACs: scapy would otherwise resolve IPv6 neighbours (slow)
+        return bytes(Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01") / l3)
+    if link == "vlan":
+        return bytes(Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01") / Dot1Q(vlan=5) / l3)
+    if link == "qinq":
+        return bytes(Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01", type=0x88A8) / Dot1AD(vlan=7)
+                     / Dot1Q(vlan=5) / l3)
+    if link in ("sll", "sll2"):
+        return bytes(_relink(p, link))
+    if link in ("raw", "ipv4", "ipv6"):
+        return raw
+    if link == "ppp":
+        return b"\xff\x03" + struct.pack("!H", 0x0057 if v6 else 0x0021) + raw
+    if link == "null":  # host byte order of a little-endian BSD
+        return struct.pack("<I", 30 if v6 else 2) + raw
+    if link == "null-be":
+        return struct.pack(">I", 24 if v6 else 2) + raw
+    if link == "loop":
+        return struct.pack(">I", 24 if v6 else 2) + raw
+    raise ValueError(link)
+
+
+def write_pcap_bytes(path, frames, linktype: int, nanosecond: bool = False, big_endian: bool = False,
+                     snaplen: int = 262144):
+    """Classic pcap of ``frames`` = [(time, bytes, original length or None)]."""
+    e = ">" if big_endian else "<"
+    magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
+    out = [struct.pack(e + "IHHiIII", magic, 2, 4, 0, 0, snaplen, linktype)]
+    for t, data, orig in frames:
+        sec = int(t)
+        frac = round((t - sec) * (1e9 if nanosecond else 1e6))
+        cap = data[:snaplen]
+        out.append(struct.pack(e + "IIII", sec, frac, len(cap), orig or len(data)) + cap)
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def _pcapng_block(btype: int, body: bytes) -> bytes:
+    body += b"\0" * (-len(body) % 4)
+    n = len(body) + 12
+    return struct.pack("<II", btype, n) + body + struct.pack("<I", n)
+
+
+def write_pcapng_bytes(path, interfaces, frames, snaplen: int = 262144):
+    """pcapng with several interfaces: ``interfaces`` = [(linktype, if_tsresol or None)],
+    ``frames`` = [(interface index, time, bytes)] (enhanced packet blocks)."""
+    out = [_pcapng_block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))]
+    units = []
+    for linktype, tsresol in interfaces:
+        opts = b""
+        if tsresol is not None:
+            opts += struct.pack("<HHB", 9, 1, tsresol) + b"\0" * 3
+        opts += struct.pack("<HH", 0, 0)
+        out.append(_pcapng_block(1, struct.pack("<HHI", linktype, 0, snaplen) + opts))
+        tsresol = 6 if tsresol is None else tsresol
+        units.append(2 ** (tsresol & 0x7F) if tsresol & 0x80 else 10 ** tsresol)
+    for iface, t, data in frames:
+        ts = round(t * units[iface])
+        cap = data[:snaplen]
+        body = struct.pack("<IIIII", iface, ts >> 32, ts & 0xFFFFFFFF, len(cap), len(data)) + cap
+        body += b"\0" * (-len(cap) % 4)
+        out.append(_pcapng_block(6, body))
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def packets_of(*subflows_or_packets) -> list:
+    """Packets of subflows (or lists of packets) in time order."""
+    pkts = []
+    for x in subflows_or_packets:
+        pkts.extend(x.packets if isinstance(x, Subflow) else x)
+    return sorted(pkts, key=lambda p: float(p.time))
+
+
+def write_link(path, pkts, link: str, **kw):
+    """``pkts`` as a classic pcap of link type ``link`` (see ``LINKTYPES``)."""
+    frames = [(float(p.time), link_frame(p, link), None) for p in pkts]
+    return write_pcap_bytes(path, frames, LINKTYPES[link], **kw)
+
+
+# Other MPTCP options (RFC 8684 §3.4-3.6; v0 as RFC 6824 where the layout differs).
+def opt_add_addr(addr: str = "10.9.0.2", addr_id: int = 3, hmac: bool = True, version: int = 1) -> tuple:
+    low = 0 if version == 1 else 4  # v1: echo flag (0); v0: IP version
+    body = struct.pack("!BB", 0x30 | low, addr_id) + bytes(int(x) for x in addr.split("."))
+    if hmac and version == 1:
+        body += struct.pack("!Q", 0x1122334455667788)
+    return (30, body)
+
+
+def opt_remove_addr(*ids: int) -> tuple:
+    return (30, bytes([0x40, *ids]))
+
+
+def opt_mp_prio(backup: bool, addr_id: int | None = None) -> tuple:
+    return (30, bytes([0x50 | int(backup)] + ([] if addr_id is None else [addr_id])))
+
+
+def opt_mp_fail(dsn: int) -> tuple:
+    return (30, struct.pack("!BBQ", 0x60, 0, dsn))
+
+
+def opt_mp_fastclose(key: int) -> tuple:
+    return (30, struct.pack("!BBQ", 0x70, 0, key))
+
+
+def opt_mp_tcprst(reason: int = 1) -> tuple:
+    return (30, struct.pack("!BB", 0x80, reason))

@@ -7,7 +7,6 @@ with veth (prefix lkt-<pid>-) and always deletes them.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time

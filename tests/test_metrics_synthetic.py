@@ -3,7 +3,6 @@
 Times are chosen so each expected number can be read off the exchange; pcap
 timestamps have microsecond resolution, hence the 1e-3 ms tolerance.
 """
-import polars as pl
 import pytest
 
 from pcapgen import (CLIENT_KEY, Subflow, join_handshake, mp_handshake, opt_dss, server_idsn,

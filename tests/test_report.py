@@ -24,8 +24,8 @@ def report(tmp_path_factory):
     res, nosamples = tmp / "results", tmp / "nosamples"
     res.mkdir()
     nosamples.mkdir()
-    subprocess.run([sys.executable, "-m", "labfig.synthetic", str(res / "lab.duckdb")],
-                   cwd=ROOT / "notebooks", check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "labfig.synthetic", str(res / "lab.duckdb")], check=True,
+                   capture_output=True)
     r = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "report", "--config",
                         "capture=false", f"results_dir={res}", f"samples_dir={nosamples}"],
                        cwd=ROOT, capture_output=True, text=True, timeout=900)

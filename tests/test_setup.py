@@ -83,6 +83,8 @@ def _shim_path(tmp_path: Path, drop: str) -> Path:
     shim = tmp_path / "bin"
     shim.mkdir()
     for cmd in list(package_map()) + ["sort", "sed", "id"]:
+        if cmd.startswith("/"):
+            continue  # a file the script checks where it is (/usr/bin/time, a header), not on PATH
         real = shutil.which(cmd, path=SBIN_PATH)
         if cmd != drop and real:
             (shim / cmd).symlink_to(real)

@@ -1,12 +1,13 @@
 """Execute one paper notebook against a DuckDB file (used by rules/notebooks.smk).
 
-    python rules/scripts/execute_notebook.py NOTEBOOK.ipynb --db FILE --figures DIR --out EXECUTED.ipynb
+    python -m labfig.execute NOTEBOOK.ipynb --db FILE --figures DIR --out EXECUTED.ipynb [-p NAME=VALUE ...]
 
 The notebook reads its inputs from the environment (``MPTCP_LAB_DB``,
-``MPTCP_LAB_FIGURES``), runs with ``notebooks/`` as working directory (so its helper
-package ``labfig`` imports without path tricks) and writes its figures plus a
-``manifest.json`` into the figure folder, which is emptied first so no stale figure
-survives.
+``MPTCP_LAB_FIGURES``), imports the installed packages (``labfig``, ``findings``), runs in
+its own folder and writes its figures, ``manifest.json`` and ``shown.json`` (the numbers
+it printed for claims) into the figure folder, which is emptied first so no stale
+figure survives. ``-p NAME=VALUE`` sets a parameter papermill's way: a cell tagged
+``injected-parameters`` right after the cell tagged ``parameters`` (``explore``'s run id).
 """
 from __future__ import annotations
 
@@ -20,7 +21,21 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-NOTEBOOK_HOME = Path(__file__).resolve().parents[2] / "notebooks"
+def inject_parameters(nb: nbformat.NotebookNode, params: dict[str, str]) -> None:
+    """Insert ``NAME = 'VALUE'`` assignments after the ``parameters`` cell (papermill's convention)."""
+    if not params:
+        return
+    cells = nb.cells
+    at = next((i + 1 for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", [])), 0)
+    src = "# Injected parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in params.items())
+    cells.insert(at, nbformat.v4.new_code_cell(src, metadata={"tags": ["injected-parameters"]}))
+
+
+def _param(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--figures", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("-p", "--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
+                    help="set a parameter of the notebook (a string), e.g. -p RUN=mp2-linkem")
     args = ap.parse_args(argv)
 
     if args.figures.exists():
@@ -40,11 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LC_ALL", "C.UTF-8")
 
     nb = nbformat.read(args.notebook, as_version=4)
+    inject_parameters(nb, dict(args.param))
     client = NotebookClient(
         nb,
         timeout=args.timeout,
         kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOK_HOME)}},
+        resources={"metadata": {"path": str(args.notebook.resolve().parent)}},
     )
     try:
         client.execute()

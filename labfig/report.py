@@ -1,6 +1,6 @@
 """Write results/report/index.html: every notebook and figure, linked (used by rules/report.smk).
 
-    python rules/scripts/render_report.py --template report/index.html.j2 --db results/lab.duckdb \
+    python -m labfig.report --template report/index.html.j2 --db results/lab.duckdb \
         --figures results/figures --notebooks results/report/notebooks/*.html --out results/report/index.html
 
 Links are relative, so the results folder can be moved or served as is.
@@ -63,10 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
     findings = list(csv.DictReader(a.findings.open())) if a.findings and a.findings.exists() else []
     for r in findings:
-        try:
-            r["our_value"] = f"{float(r['our_value']):.3g}"
-        except ValueError:
-            pass  # empty (no data) stays as it is
+        r["ours"] = "–" if not r["our_value"] else (
+            f"{float(r['our_value']):.3g} [{float(r['ci_low']):.3g}, {float(r['ci_high']):.3g}] {r['unit']}"
+            + (f" ({r['group']})" if r.get("group") else ""))
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(a.template.parent),
                              autoescape=jinja2.select_autoescape(["html", "j2"]))

@@ -2,7 +2,7 @@
 
 For developing and testing the notebooks without captures:
 
-    python -m labfig.synthetic OUT.duckdb          (from notebooks/)
+    python -m labfig.synthetic OUT.duckdb [PAPERS] [REPS]
 
 Numbers are drawn from simple models loosely shaped like the papers' links (WiFi:
 low RTT, lossy; LTE: higher RTT, nearly loss-free); they exercise every chart, not
@@ -35,8 +35,8 @@ class Builder:
         self.rows: dict[str, list[dict]] = {t: [] for t in TABLES}
         self.t0 = 1_700_000_000.0
 
-    def run(self, campaign, scenario, mode, size, rep, cc="coupled", primary="wifi",
-            workload="wget", paths=None, link_profiles=None, extra_meta=None):
+    def run(self, campaign, scenario, mode, size, rep, cc="reno", primary="wifi",
+            workload="http", paths=None, link_profiles=None, extra_meta=None, outages=None, samples=150):
         rng = self.rng
         run_id = f"{campaign}-{scenario}-{mode}-{cc}-{primary}-{size}-{workload}-r{rep}"
         paths = paths or {"SP-wifi": ["wifi"], "SP-lte": ["lte"], "MP-2": ["wifi", "lte"],
@@ -45,16 +45,19 @@ class Builder:
             paths = [primary] + [p for p in paths if p != primary]
         prof = link_profiles or {p: {"rtt_ms": PATHS[p][0], "loss": PATHS[p][1],
                                      "rate_mbit": PATHS[p][2]} for p in paths}
+        prof = {p: prof.get(p, prof.get(p.rstrip("2"))) for p in paths}
         # the layout capture/ writes: paths.<path>.down/up with one-way delay_ms
         meta = {"campaign": campaign, "scenario": scenario, "mode": mode, "paths": {
             p: {d: {"delay_ms": v["rtt_ms"] / 2, "loss": v["loss"] if d == "down" else 0,
                     "rate_mbit": v["rate_mbit"]} for d in ("down", "up")}
             for p, v in prof.items() if not p.endswith("2")}}
+        for p, w in (outages or {}).items():
+            meta["paths"][p]["down"]["outages"] = meta["paths"][p]["up"]["outages"] = w
         meta.update(extra_meta or {})
         self.rows["runs"].append(dict(
             run_id=run_id, campaign=campaign, scenario=scenario, mode=mode,
             congestion_control=cc, scheduler="default", primary_path=paths[0],
-            size_bytes=size, workload=workload, repetition=rep,
+            size_bytes=size or None, workload=workload, repetition=rep,
             started_at="2024-01-01T00:00:00Z", meta_json=json.dumps(meta)))
         rtts = {p: prof[p].get("rtt_ms", PATHS.get(p, (50,))[0]) for p in paths}
         losses = {p: prof[p].get("loss", 0.0) for p in paths}
@@ -90,7 +93,7 @@ class Builder:
                     payload_bytes=int(size * share[p]), traffic_share=share[p],
                     rtt_samples=pkts, rtt_min_ms=rtts[p], rtt_mean_ms=rtts[p] * rng.uniform(1.05, 1.6),
                     rtt_median_ms=rtts[p] * 1.2, rtt_max_ms=rtts[p] * 4, handshake_captured=True))
-                n = min(pkts, 400)
+                n = min(pkts, samples)
                 t = start
                 for k in range(n):
                     t += dl / n * rng.uniform(0.5, 1.5)
@@ -129,56 +132,77 @@ class Builder:
 
 def build(path: Path, papers: tuple[str, ...] = ("chen", "cs244", "deng", "ditg", "ferlin"),
           reps: int = 3) -> Path:
-    """Write a synthetic database covering ``papers`` (others left empty) to ``path``."""
+    """Write a synthetic database covering ``papers`` (others left empty) to ``path``: the
+    campaigns' scenario names and configurations (capture/campaigns/*.yaml), ``reps``
+    repetitions, MPTCP with reno, lia and olia, so every claim has runs to compute."""
     b = Builder()
+    KB_, MB_ = 1000, 1000 * 1000
     if "chen" in papers:
-        for size in (8 * KB, 64 * KB, 512 * KB, 4 * MB, 16 * MB):
-            for r in range(reps):
-                for mode in ("SP-wifi", "SP-lte"):
-                    b.run("chen", "baseline", mode, size, r, cc="reno")
-                for mode in ("MP-2", "MP-4"):
-                    for cc in ("coupled", "reno"):
-                        b.run("chen", "baseline", mode, size, r, cc=cc)
+        wifi = {"rtt_ms": 20.0, "loss": 0.017, "rate_mbit": 20.0}
+        cell = {"att": {"rtt_ms": 60.0, "loss": 0.0, "rate_mbit": 8.0},
+                "verizon": {"rtt_ms": 40.0, "loss": 0.0, "rate_mbit": 5.0},
+                "sprint": {"rtt_ms": 150.0, "loss": 0.005, "rate_mbit": 1.5}}
+        for scen, lte in cell.items():
+            prof = {"wifi": wifi, "lte": lte}
+            for size in (64 * KB_, 512 * KB_, 4 * MB_, 8 * MB_):
+                for r in range(1, reps + 1):
+                    b.run("chen", scen, "SP-wifi", size, r, cc="cubic", link_profiles={"wifi": wifi})
+                    b.run("chen", scen, "SP-lte", size, r, cc="cubic", primary="lte", link_profiles={"lte": lte})
+                    for cc in ("reno", "lia", "olia"):
+                        b.run("chen", scen, "MP-2", size, r, cc=cc, link_profiles=prof)
+                    b.run("chen", scen, "MP-4", size, r, cc="reno", link_profiles=prof)
     if "cs244" in papers:
-        prof = {"wifi": {"rtt_ms": 10.0, "loss": 0.03, "rate_mbit": 2.0},
-                "lte": {"rtt_ms": 150.0, "loss": 0.02, "rate_mbit": 2.0}}
-        for buf in (50, 100, 200, 300, 400, 500):
-            for r in range(reps):
+        prof = {"wifi": {"rtt_ms": 12.0, "loss": 0.03, "rate_mbit": 2.0},
+                "lte": {"rtt_ms": 152.0, "loss": 0.02, "rate_mbit": 2.0}}
+        for buf in (50, 200, 500):
+            for r in range(1, reps + 1):
                 for mode in ("SP-wifi", "SP-lte", "MP-2"):
                     paths = {"SP-wifi": ["wifi"], "SP-lte": ["lte"], "MP-2": ["wifi", "lte"]}[mode]
-                    b.run("cs244", f"buf{buf}k", mode, 4 * MB, r, cc="reno",
+                    b.run("cs244", f"buf{buf}k", mode, MB_, r, cc="lia" if mode == "MP-2" else "cubic",
+                          primary=paths[0],
                           link_profiles={p: prof[p] for p in paths},
                           extra_meta={"sysctls_applied": {
-                              "net.ipv4.tcp_rmem": f"4096 87380 {buf * 1000}",
-                              "net.ipv4.tcp_wmem": f"4096 16384 {buf * 1000}"}})
+                              "net.ipv4.tcp_rmem": f"4096\t{buf * 1000}\t{buf * 1000}",
+                              "net.ipv4.tcp_wmem": f"4096\t{buf * 1000}\t{buf * 1000}"}})
+        for r in range(1, reps + 1):
+            b.run("cs244", "handover", "MP-2", 12 * MB_, r, cc="lia", link_profiles=prof,
+                  outages={"wifi": [[8, 16]], "lte": [[20, 28]]}, samples=600)
     if "deng" in papers:
-        for scen, (wr, lr) in {"lte-faster": (4.0, 12.0), "wifi-faster": (15.0, 5.0)}.items():
-            prof = {"wifi": {"rtt_ms": 30.0, "loss": 0.005, "rate_mbit": wr},
-                    "lte": {"rtt_ms": 60.0, "loss": 0.0, "rate_mbit": lr}}
-            for size in (10_000, 100_000, 1_000_000):
-                for r in range(reps * 2):
+        for scen, (wr, lr, wrtt, lrtt) in {"lte-better": (2.0, 9.0, 80.0, 50.0),
+                                           "wifi-better": (8.0, 2.0, 30.0, 70.0)}.items():
+            prof = {"wifi": {"rtt_ms": wrtt, "loss": 0.01, "rate_mbit": wr},
+                    "lte": {"rtt_ms": lrtt, "loss": 0.0, "rate_mbit": lr}}
+            for size in (10 * KB_, 100 * KB_, MB_):
+                for r in range(1, reps + 1):
                     for prim in ("wifi", "lte"):
-                        for cc in ("coupled", "decoupled"):
-                            b.run("deng", scen, "MP-2", size, r, cc=cc, primary=prim,
-                                  link_profiles=prof)
-                    for mode in ("SP-wifi", "SP-lte"):
-                        p = mode[3:]
-                        b.run("deng", scen, mode, size, r, cc="reno", link_profiles={p: prof[p]})
+                        for cc in ("reno", "lia"):
+                            b.run("deng", scen, "MP-2", size, r, cc=cc, primary=prim, link_profiles=prof)
+                    b.run("deng", scen, "SP-wifi", size, r, cc="cubic", link_profiles={"wifi": prof["wifi"]})
+                    b.run("deng", scen, "SP-lte", size, r, cc="cubic", primary="lte",
+                          link_profiles={"lte": prof["lte"]})
     if "ditg" in papers:
+        # (P1 rtt, P2 rtt, P1 loss, P2 loss, rate, modes): the scenarios the claims compare
+        scen = [(10, 10, 0, 0, 100, ("SP-wifi", "MP-2")), (40, 40, 0, 0, 100, ("SP-wifi", "MP-2")),
+                (10, 40, 0, 0, 100, ("MP-2",)), (10, 400, 0, 0, 100, ("MP-2",)),
+                (10, 10, 0, 0, 10, ("SP-wifi", "MP-2")), (10, 400, 0, 0, 10, ("MP-2",)),
+                (40, 40, 0, 0.04, 100, ("MP-2",)), (40, 40, 0.04, 0, 100, ("SP-wifi", "MP-2")),
+                (40, 40, 0.04, 0.04, 100, ("MP-2",))]
         for wl in ("netflix", "maps", "docs"):
-            for rtt2 in (10, 40, 100, 400):
-                for loss in (0.0, 0.02):
-                    prof = {"wifi": {"rtt_ms": 10.0 if rtt2 != 40 else 40.0, "loss": loss, "rate_mbit": 100.0},
-                            "lte": {"rtt_ms": float(rtt2), "loss": 0.0, "rate_mbit": 100.0}}
-                    sym = prof["wifi"]["rtt_ms"] == prof["lte"]["rtt_ms"]
-                    for mode in ("SP-wifi", "MP-2"):
-                        for r in range(reps):
-                            rid, _ = b.run("ditg", "sym" if sym else "asym", mode, 0, r, cc="cubic",
-                                           workload=f"ditg-{wl}", link_profiles=prof if mode == "MP-2"
-                                           else {"wifi": prof["wifi"]})
-                            base = prof["wifi"]["rtt_ms"] / 2 * (1 + 30 * loss)
+            for rtt1, rtt2, l1, l2, rate, modes in scen:
+                prof = {"wifi": {"rtt_ms": float(rtt1), "loss": l1, "rate_mbit": float(rate)},
+                        "lte": {"rtt_ms": float(rtt2), "loss": l2, "rate_mbit": float(rate)}}
+                name = f"r{rtt1}-{rtt2}-l{l1}-{l2}-{rate}m"
+                # MPTCP with the paper's LIA; a few cubic runs too, which the claims must not pool
+                ccs = {"SP-wifi": ["cubic"], "MP-2": ["lia", "cubic"] if (rtt1, rtt2) == (10, 10) else ["lia"]}
+                for mode in modes:
+                    for cc in ccs[mode]:
+                        for r in range(1, reps + 1):
+                            rid, _ = b.run("ditg", name, mode, 0, r, cc=cc, workload=f"ditg-{wl}",
+                                           link_profiles=prof if mode == "MP-2" else {"wifi": prof["wifi"]})
+                            base = rtt1 / 2 * (1 + 30 * l1) * (1 + 10 / rate)
                             if mode == "MP-2":
-                                base = (base * 0.6 + 0.4 * rtt2 / 2) if wl != "docs" else base
+                                base = (base * 0.55 + 0.4 * rtt2 / 2) if wl != "docs" else base
+                                base *= 3 if cc == "cubic" else 1
                             b.app_latency(rid, base, n=100)
     if "ferlin" in papers:
         # capture/ names paths wifi and lte; the scenario says which technology each emulates
@@ -186,17 +210,17 @@ def build(path: Path, papers: tuple[str, ...] = ("chen", "cs244", "deng", "ditg"
                              "2G+3G": ("3g", "2g")}.items():
             prof = {"wifi": dict(zip(("rtt_ms", "loss", "rate_mbit"), PATHS[a])),
                     "lte": dict(zip(("rtt_ms", "loss", "rate_mbit"), PATHS[c]))}
-            for r in range(reps * 3):
-                b.run("ferlin", scen, "MP-2", 32 * MB, r, cc="coupled", link_profiles=prof)
-                b.run("ferlin", scen, "SP-wifi", 32 * MB, r, cc="cubic",
-                      link_profiles={"wifi": prof["wifi"]})
+            for r in range(1, reps + 1):
+                b.run("ferlin", scen, "MP-2", 32 * MB, r, cc="olia", link_profiles=prof)
+                b.run("ferlin", scen, "SP-wifi", 32 * MB, r, cc="reno", link_profiles={"wifi": prof["wifi"]})
     b.rows["problems"].append(dict(run_id="chen-example", source="client.pcap", stage="extract",
                                    reason="synthetic: subflow SYN not captured"))
     return b.write(path)
 
 
 if __name__ == "__main__":
-    # python -m labfig.synthetic OUT.duckdb [PAPER,...]   (an empty list "" = no runs at all)
+    # python -m labfig.synthetic OUT.duckdb [PAPER,...] [REPS]   (an empty list "" = no runs at all)
     papers = tuple(p for p in sys.argv[2].split(",") if p) if len(sys.argv) > 2 else \
         ("chen", "cs244", "deng", "ditg", "ferlin")
-    print(build(Path(sys.argv[1] if len(sys.argv) > 1 else "synthetic.duckdb"), papers=papers))
+    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    print(build(Path(sys.argv[1] if len(sys.argv) > 1 else "synthetic.duckdb"), papers=papers, reps=reps))

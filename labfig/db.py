@@ -1,5 +1,7 @@
-"""Read-only access to the lab's DuckDB file, plus the SQL snippets for
-pre-aggregation (quantiles for box plots, thinned CCDF points)."""
+"""Read-only access to the lab's DuckDB file with the derived layer
+(``pipeline.derived``: run_config, run_metrics, run_facts, primary_pairs, ...), plus
+the SQL snippets for pre-aggregation (quantiles for box plots, thinned CCDF points).
+Run-level quantities are never derived here: select them from the derived views."""
 from __future__ import annotations
 
 import os
@@ -9,14 +11,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-# Which runs belong to which paper: a regular expression on runs.campaign.
-PAPER_CAMPAIGNS = {
-    "chen": r"(?i)chen",
-    "cs244": r"(?i)cs244|raiciu",
-    "deng": r"(?i)deng",
-    "ditg": r"(?i)ditg|cloud|latency",
-    "ferlin": r"(?i)ferlin|drepas",
-}
+from pipeline import derived
+from pipeline.derived import PAPER_CAMPAIGNS  # noqa: F401  (re-exported for the notebooks and tests)
 
 
 def db_path(path: str | os.PathLike | None = None) -> Path:
@@ -28,45 +24,54 @@ def db_path(path: str | os.PathLike | None = None) -> Path:
 
 @lru_cache(maxsize=None)
 def connect(path: str | None = None) -> duckdb.DuckDBPyConnection:
-    """Open the DuckDB file read-only (the notebooks never write to it)."""
-    return duckdb.connect(str(db_path(path)), read_only=True)
+    """Open the DuckDB file read-only, with the derived views (the notebooks never write to it)."""
+    return derived.connect(db_path(path))
 
 
 def query(sql: str, params: list | dict | None = None) -> pl.DataFrame:
-    """Run SQL on the lab database, return a polars DataFrame."""
-    cur = connect(os.environ.get("MPTCP_LAB_DB")).cursor()
-    try:
-        return pl.from_arrow(cur.sql(sql, params=params or None).to_arrow_table())
-    finally:
-        cur.close()
+    """Run SQL on the lab database (derived views included), return a polars DataFrame."""
+    # the connection itself, not a cursor: a cursor is a new connection, without the
+    # session's temporary derived views
+    con = connect(os.environ.get("MPTCP_LAB_DB"))
+    return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
 
 
 def runs_of(paper: str, stalled: bool = True) -> str:
-    """SQL: the run_ids of one paper's campaign (a sub-select for IN (...)).
+    """SQL: the run_ids of one paper's campaign (a sub-select for IN (...)), from the
+    derived layer's ``run_config`` (its ``paper`` column is the one mapping of campaigns
+    to papers).
 
-    ``stalled=False`` leaves out the runs flagged ``runs.stalled``: the host stalled
+    ``stalled=False`` leaves out the runs ``run_config.stalled`` flags: the host stalled
     the link emulator during the run (a frame left later than the campaign's stall
-    threshold, 5 ms by default, after the repeats the campaign allows), so the
-    path's RTT/delay in that run includes the stall. Runs without the measurement
-    (``stalled`` null: tbf links, captures made before stalls were recorded) are kept.
+    threshold, 5 ms by default, after the repeats the campaign allows; ``runs.stalled``),
+    or D-ITG / linkem reported a stall in meta.json, so the path's RTT/delay in that run
+    includes the stall. Runs without the measurement (tbf links, captures made before
+    stalls were recorded) are kept.
     """
-    pattern = PAPER_CAMPAIGNS[paper].replace("'", "''")
-    sql = f"SELECT run_id FROM runs WHERE regexp_matches(coalesce(campaign, ''), '{pattern}')"
+    sql = f"SELECT run_id FROM run_config WHERE paper = '{paper}'"
     return sql if stalled else sql + f" AND {NOT_STALLED}"
 
 
-# The runs the host did not stall (null = not measured, kept): a WHERE condition on runs.
-NOT_STALLED = "coalesce(stalled, false) = false"
+# The runs the host did not stall (unmeasured: kept): a WHERE condition on run_config.
+NOT_STALLED = "NOT stalled"
 
 
 def stalled_runs(paper: str | None = None) -> pl.DataFrame:
     """The runs flagged as stalled (of one paper, or all), worst first, with what flags
     them: for a notebook's note on what it left out or a findings column."""
-    where = f"run_id IN ({runs_of(paper)}) AND stalled" if paper else "stalled"
+    flagged = "SELECT run_id FROM run_config WHERE stalled" + (f" AND paper = '{paper}'" if paper else "")
     return query(f"""
         SELECT run_id, campaign, scenario, mode, worst_late_ms, late_packets, late_intervals,
                worst_reader_lag_ms, steal_pct, attempt
-        FROM runs WHERE {where} ORDER BY worst_late_ms DESC""")
+        FROM runs WHERE run_id IN ({flagged}) ORDER BY worst_late_ms DESC""")
+
+
+def mptcp_cc(paper: str, prefer: tuple[str, ...]) -> str | None:
+    """The congestion control of the MPTCP runs a paper's claims use: the first of
+    ``prefer`` that its runs have (``findings.claims._common.one_mptcp_cc``, the same rule)."""
+    have = set(query(f"SELECT DISTINCT congestion_control AS cc FROM run_facts WHERE paper = '{paper}' "
+                     f"AND transport = 'MPTCP' AND congestion_control IS NOT NULL")["cc"].to_list())
+    return next((c for c in prefer if c in have), min(have) if have else None)
 
 
 def quantiles_sql(value: str, source: str, by: list[str]) -> str:
@@ -129,36 +134,3 @@ def mean_se_sql(value: str, source: str, by: list[str]) -> str:
                count({value}) AS n
         FROM ({source}) WHERE {value} IS NOT NULL
         GROUP BY {keys} ORDER BY {keys}"""
-
-
-SIZE_LABEL_SQL = """CASE
-    WHEN size_bytes IS NULL THEN NULL
-    WHEN size_bytes % 1073741824 = 0 THEN printf('%d GB', size_bytes // 1073741824)
-    WHEN size_bytes % 1048576 = 0 THEN printf('%d MB', size_bytes // 1048576)
-    WHEN size_bytes % 1000000 = 0 THEN printf('%d MB', size_bytes // 1000000)
-    WHEN size_bytes % 1024 = 0 THEN printf('%d KB', size_bytes // 1024)
-    WHEN size_bytes % 1000 = 0 THEN printf('%d KB', size_bytes // 1000)
-    ELSE printf('%d B', size_bytes) END"""
-
-
-def path_rtt_sql(path: str) -> str:
-    """SQL: the configured RTT (ms) of ``path`` from meta.json (down + up one-way delay)."""
-    j = "meta_json"
-    return (f"(coalesce(TRY_CAST(json_extract_string({j}, '$.paths.{path}.down.delay_ms') AS DOUBLE), 0)"
-            f" + coalesce(TRY_CAST(json_extract_string({j}, '$.paths.{path}.up.delay_ms') AS DOUBLE), 0))")
-
-
-def path_loss_sql(path: str) -> str:
-    """SQL: the configured downstream loss probability of ``path`` from meta.json."""
-    j = "meta_json"
-    return (f"coalesce(TRY_CAST(json_extract_string({j}, '$.paths.{path}.down.loss') AS DOUBLE),"
-            f" TRY_CAST(json_extract_string({j}, '$.paths.{path}.down.loss.p') AS DOUBLE), 0)")
-
-
-# SQL: the socket buffer size (bytes) a run used: meta.json buffer_bytes, else the
-# max of net.ipv4.tcp_rmem / net.core.rmem_max applied, else "<n>k" in the scenario.
-BUFFER_SQL = r"""coalesce(
-    TRY_CAST(json_extract_string(meta_json, '$.buffer_bytes') AS BIGINT),
-    TRY_CAST(split_part(json_extract_string(meta_json, '$.sysctls_applied."net.ipv4.tcp_rmem"'), ' ', 3) AS BIGINT),
-    TRY_CAST(json_extract_string(meta_json, '$.sysctls_applied."net.core.rmem_max"') AS BIGINT),
-    TRY_CAST(nullif(regexp_extract(scenario, '(\d+)\s*[kK]', 1), '') AS BIGINT) * 1000)"""

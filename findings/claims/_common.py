@@ -1,0 +1,56 @@
+"""Small helpers the per-paper claim modules share (selection by keys, group building)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import polars as pl
+
+from ..measure import Group
+
+# Congestion control of MPTCP runs, in order of preference, when the paper used coupled
+# (LIA) MPTCP and also reports uncoupled New Reno (Chen Fig. 4/9 "reno"): LIA runs when
+# the database has any (issue 12 adds them), otherwise reno, and the row says which.
+COUPLED_FIRST = ("lia", "reno")
+NEEDS_COUPLED = ("needs MPTCP runs with congestion_control: lia (coupled, RFC 6356) and olia, the lab's BPF "
+                 "implementations (issue 12; the standard-scale campaigns have them), and the database has none")
+
+
+def one_mptcp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
+    """The single-path runs and the MPTCP runs of one congestion control: the first of
+    ``prefer`` (the paper's first) that the runs have. Congestion controls are never
+    pooled; the note says which one the row used."""
+    have = set(df.filter(pl.col("transport") == "MPTCP")["congestion_control"].drop_nulls().to_list())
+    cc = next((c for c in prefer if c in have), None)
+    if cc is None and have:
+        cc = sorted(have)[0]
+    # no congestion control recorded at all: the MPTCP runs without one are the only group
+    same_cc = pl.col("congestion_control").is_null() if cc is None else pl.col("congestion_control") == cc
+    keep_ = (pl.col("transport") != "MPTCP") | same_cc
+    return df.filter(keep_), (f"MPTCP runs with {cc}" if cc else "")
+
+
+def by(df: pl.DataFrame, *keys: str) -> Iterator[tuple[tuple, pl.DataFrame]]:
+    """Groups of ``df`` by ``keys``, in sorted key order (nulls last)."""
+    if not df.height:
+        return
+    for key, g in sorted(df.group_by(list(keys)), key=lambda kv: tuple((x is None, x) for x in kv[0])):
+        yield key, g
+
+
+def group(label: str, **roles: np.ndarray) -> Group | None:
+    """A compared group, or None when none of its roles has a run."""
+    if not any(len(v) for v in roles.values()):
+        return None
+    return Group(label, {k: np.asarray(v, dtype=float) for k, v in roles.items()})
+
+
+def keep(*groups: Group | None) -> list[Group]:
+    return [g for g in groups if g is not None]
+
+
+def sel(df: pl.DataFrame, **eq) -> pl.DataFrame:
+    """Rows of ``df`` whose columns equal the given values (None: is null)."""
+    for k, v in eq.items():
+        df = df.filter(pl.col(k).is_null() if v is None else pl.col(k) == v)
+    return df

@@ -1,0 +1,71 @@
+"""What a claim's computation returns, and the selections the claims share.
+
+A claim's ``measure(facts)`` picks runs from the derived layer (``pipeline.derived``:
+``run_facts``, ``primary_pairs``, ``cc_pairs``) and returns the compared groups: per
+group, the per-run values of each role (``{"mp": [...], "sp_wifi": [...]}``) and the
+paper's statistic over them. The statistics are in ``findings.stats``; nothing here
+re-derives a run-level quantity.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from .stats import Statistic
+
+
+@dataclass
+class Group:
+    label: str  # e.g. "att, 4 MB" or "RTT 40 ms"
+    samples: dict[str, np.ndarray]  # role -> per-run values (rows: runs or pairs)
+
+
+@dataclass
+class Measure:
+    groups: list[Group] = field(default_factory=list)
+    statistic: Statistic | None = None
+    missing: str = ""  # why there is no group to compute (required when groups is empty)
+    note: str = ""  # what was left out (stalled runs, ...) or which configuration was used
+
+
+class Facts:
+    """The derived tables a claim reads, loaded once per database."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.runs = con.sql("SELECT * FROM run_facts ORDER BY run_id").pl()
+        self.primary_pairs = con.sql("SELECT * FROM primary_pairs ORDER BY lte_run").pl()
+        self.cc_pairs = con.sql("SELECT * FROM cc_pairs ORDER BY decoupled_run").pl()
+        self.outage_delivery = con.sql("SELECT * FROM outage_delivery ORDER BY run_id, down_s").pl()
+
+    def of(self, paper: str, outages: bool = False) -> tuple[pl.DataFrame, str]:
+        """One paper's runs that can be used: stalled runs are left out (and counted);
+        runs with scheduled link outages only when ``outages`` (handover claims)."""
+        r = self.runs.filter(pl.col("paper") == paper)
+        r = r.filter(pl.col("has_outages").fill_null(False) == outages)
+        stalled = r.filter(pl.col("stalled").fill_null(False))
+        note = f"{stalled.height} stalled run(s) left out" if stalled.height else ""
+        return r.filter(~pl.col("stalled").fill_null(False)), note
+
+
+def values(df: pl.DataFrame, column: str) -> np.ndarray:
+    """Per-run values of one column (runs without a value are not samples)."""
+    return df[column].drop_nulls().drop_nans().to_numpy().astype(float) if df.height else np.zeros(0)
+
+
+def pairs(df: pl.DataFrame, num: str, den: str) -> np.ndarray:
+    """Per-run (numerator, denominator) rows for pooled fractions."""
+    d = df.filter(pl.col(num).is_not_null() & pl.col(den).is_not_null() & (pl.col(den) > 0))
+    return d.select(num, den).to_numpy().astype(float).reshape(-1, 2)
+
+
+def mp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> str | None:
+    """The first congestion control of ``prefer`` that the MPTCP runs of ``df`` have."""
+    have = set(df.filter(pl.col("transport") == "MPTCP")["congestion_control"].drop_nulls().to_list())
+    return next((c for c in prefer if c in have), None)
+
+
+def join_notes(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)

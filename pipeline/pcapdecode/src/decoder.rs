@@ -1,0 +1,572 @@
+//! pcap -> Arrow record batches of the packets table, in chunks of bounded size.
+//!
+//! The columns are not declared here: the caller passes the packets table's field
+//! list (`pipeline/schema.py`: tshark field name, column, type, occurrence rule), and
+//! each tshark field name maps to one value the decoder knows how to produce. Only
+//! the conversation table (one entry per TCP connection) outlives a chunk.
+
+use std::collections::BTreeMap;
+use std::net::Ipv6Addr;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
+use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, StringViewArray};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+
+use crate::capture::{epoch_f64, End, OpenError, PcapWalk, Reader, Record};
+use crate::packet::{decode, Segment, Skip};
+use crate::streams::{Streams, TcpMeta};
+
+/// The values the decoder produces, by the tshark field that names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    FrameNumber,
+    TimeEpoch,
+    FrameLen,
+    CapLen,
+    IpSrc,
+    IpDst,
+    Ip6Src,
+    Ip6Dst,
+    IpId,
+    Stream,
+    SrcPort,
+    DstPort,
+    Flags,
+    Seq,
+    Ack,
+    Len,
+    Checksum,
+    MpSubtype,
+    MpVersion,
+    MpSendkey,
+    MpRecvkey,
+    MpRecvtok,
+    MpMapPresent,
+    MpDsn64,
+    MpDsnRaw,
+    MpSsn,
+    MpMapLen,
+    MpDataFin,
+    MpBackup,
+}
+
+const SOURCES: &[(&str, Source)] = &[
+    ("frame.number", Source::FrameNumber),
+    ("frame.time_epoch", Source::TimeEpoch),
+    ("frame.len", Source::FrameLen),
+    ("frame.cap_len", Source::CapLen),
+    ("ip.src", Source::IpSrc),
+    ("ip.dst", Source::IpDst),
+    ("ipv6.src", Source::Ip6Src),
+    ("ipv6.dst", Source::Ip6Dst),
+    ("ip.id", Source::IpId),
+    ("tcp.stream", Source::Stream),
+    ("tcp.srcport", Source::SrcPort),
+    ("tcp.dstport", Source::DstPort),
+    ("tcp.flags", Source::Flags),
+    ("tcp.seq", Source::Seq),
+    ("tcp.ack", Source::Ack),
+    ("tcp.len", Source::Len),
+    ("tcp.checksum", Source::Checksum),
+    ("tcp.options.mptcp.subtype", Source::MpSubtype),
+    ("tcp.options.mptcp.version", Source::MpVersion),
+    ("tcp.options.mptcp.sendkey", Source::MpSendkey),
+    ("tcp.options.mptcp.recvkey", Source::MpRecvkey),
+    ("tcp.options.mptcp.recvtok", Source::MpRecvtok),
+    ("tcp.options.mptcp.dseqnpresent.flag", Source::MpMapPresent),
+    ("tcp.options.mptcp.dseqn8.flag", Source::MpDsn64),
+    ("tcp.options.mptcp.rawdataseqno", Source::MpDsnRaw),
+    ("tcp.options.mptcp.subflowseqno", Source::MpSsn),
+    ("tcp.options.mptcp.datalvllen", Source::MpMapLen),
+    ("tcp.options.mptcp.datafin.flag", Source::MpDataFin),
+    ("tcp.options.mptcp.backup.flag", Source::MpBackup),
+];
+
+/// One column the caller asks for.
+#[derive(Clone, Debug)]
+pub struct ColumnSpec {
+    pub tshark: String,
+    pub column: String,
+    /// u8, u16, u32, u64, f64 or str
+    pub dtype: String,
+    /// "first" (the first occurrence in the frame) or "all" (comma-joined)
+    pub occurrence: String,
+}
+
+#[derive(Clone, Debug)]
+struct Column {
+    source: Source,
+    all: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub frames: u64,
+    pub tcp_packets: u64,
+    pub not_tcp: u64,
+    pub fragments: u64,
+    pub malformed: u64,
+    /// frames whose headers the snap length cut before the TCP ports (as tshark, no row, no note:
+    /// the packets that do have rows tell of the snap length)
+    pub cut_short: u64,
+    /// frames of link types the decoder does not read, by link type
+    pub unsupported_link_types: BTreeMap<i32, u64>,
+    pub streams: u64,
+    pub end: Option<End>,
+    /// a classic pcap's record walk (None for pcapng)
+    pub pcap: Option<PcapWalk>,
+}
+
+/// One decoded TCP segment, kept until its chunk is turned into columns: building
+/// the columns one at a time from a chunk of rows keeps each column's loop tight.
+#[derive(Clone, Copy, Default)]
+struct Row {
+    time: f64,
+    frame: u32,
+    orig_len: u32,
+    cap_len: u32,
+    stream: u32,
+    seq: u32,
+    ack: u32,
+    payload_len: Option<u32>,
+    bogus_header: bool,
+    ports_only: bool,
+    sport: u16,
+    dport: u16,
+    flags: u16,
+    ip_id: Option<u16>,
+    checksum: Option<u16>,
+    ip4: Option<([u8; 4], [u8; 4])>,
+    ip6: Option<([u8; 16], [u8; 16])>,
+    mp: crate::mptcp::MptcpFields,
+}
+
+fn data_type(dtype: &str) -> Option<DataType> {
+    Some(match dtype {
+        "u8" => DataType::UInt8,
+        "u16" => DataType::UInt16,
+        "u32" => DataType::UInt32,
+        "u64" => DataType::UInt64,
+        "f64" => DataType::Float64,
+        "str" => DataType::Utf8View,
+        _ => return None,
+    })
+}
+
+fn primitive<T: ArrowPrimitiveType>(rows: &[Row], f: impl Fn(&Row) -> Option<T::Native>) -> ArrayRef {
+    let mut missing = 0usize;
+    let values: Vec<T::Native> = rows
+        .iter()
+        .map(|r| {
+            let v = f(r);
+            missing += v.is_none() as usize;
+            v.unwrap_or_default()
+        })
+        .collect();
+    // The validity bitmap only for a column with nulls (most are all or nothing).
+    let nulls = (missing > 0).then(|| NullBuffer::new(BooleanBuffer::collect_bool(rows.len(), |i| f(&rows[i]).is_some())));
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
+}
+
+/// Arrow string views built by hand, so that a value repeated from the row before
+/// (an address, the subtypes of a data segment) costs one copy of its 16-byte view.
+struct Views {
+    views: Vec<u128>,
+    data: Vec<u8>,
+    valid: Vec<bool>,
+    nulls: usize,
+}
+
+impl Views {
+    fn new(n: usize) -> Views {
+        Views { views: Vec::with_capacity(n), data: Vec::new(), valid: Vec::with_capacity(n), nulls: 0 }
+    }
+
+    fn view_of(&mut self, s: &[u8]) -> u128 {
+        let len = s.len() as u128;
+        if s.len() <= 12 {
+            let mut inline = [0u8; 16];
+            inline[4..4 + s.len()].copy_from_slice(s);
+            return u128::from_le_bytes(inline) | len;
+        }
+        let offset = self.data.len() as u128;
+        self.data.extend_from_slice(s);
+        let prefix = u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as u128;
+        len | prefix << 32 | offset << 96 // buffer index 0 in bits 64..96
+    }
+
+    fn push_view(&mut self, v: Option<u128>) {
+        self.views.push(v.unwrap_or(0));
+        self.valid.push(v.is_some());
+        self.nulls += v.is_none() as usize;
+    }
+
+    fn finish(self) -> ArrayRef {
+        let nulls = (self.nulls > 0).then(|| NullBuffer::from(self.valid));
+        // SAFETY: every view is either inline (<= 12 bytes) or points into `data` at an
+        // offset and length written by `view_of`, and all bytes are UTF-8 text.
+        let buffers: Arc<[Buffer]> = if self.data.is_empty() { Arc::new([]) } else { Arc::new([Buffer::from_vec(self.data)]) };
+        Arc::new(unsafe { StringViewArray::new_unchecked(ScalarBuffer::from(self.views), buffers, nulls) })
+    }
+}
+
+/// A text column whose value is a function of a small key (an address, a subtype
+/// list): formatted once per key in a small cache (subflows interleave), not per row.
+fn text_by_key<K: Copy + PartialEq>(
+    rows: &[Row],
+    key: impl Fn(&Row) -> Option<K>,
+    slot: impl Fn(&K) -> usize,
+    fmt: impl Fn(K, &mut String),
+) -> ArrayRef {
+    let mut out = Views::new(rows.len());
+    let mut cache: [Option<(K, u128)>; 16] = [None; 16];
+    let mut buf = String::with_capacity(48);
+    for r in rows {
+        let v = key(r).map(|k| {
+            let i = slot(&k) & 15;
+            match cache[i] {
+                Some((ck, cv)) if ck == k => cv,
+                _ => {
+                    buf.clear();
+                    fmt(k, &mut buf);
+                    let v = out.view_of(buf.as_bytes());
+                    cache[i] = Some((k, v));
+                    v
+                }
+            }
+        });
+        out.push_view(v);
+    }
+    out.finish()
+}
+
+/// An unsigned value in the column's type: null when absent or out of range (as the
+/// tshark path's non-strict cast gives).
+fn unsigned(rows: &[Row], dtype: &str, f: impl Fn(&Row) -> Option<u64>) -> ArrayRef {
+    match dtype {
+        "u8" => primitive::<UInt8Type>(rows, |r| f(r).and_then(|v| u8::try_from(v).ok())),
+        "u16" => primitive::<UInt16Type>(rows, |r| f(r).and_then(|v| u16::try_from(v).ok())),
+        "u32" => primitive::<UInt32Type>(rows, |r| f(r).and_then(|v| u32::try_from(v).ok())),
+        "u64" => primitive::<UInt64Type>(rows, f),
+        "f64" => primitive::<Float64Type>(rows, |r| f(r).map(|v| v as f64)),
+        _ => text(rows, |r, out| match f(r) {
+            Some(v) => {
+                out.push_str(&v.to_string());
+                true
+            }
+            None => false,
+        }),
+    }
+}
+
+/// A text column: `f` writes the row's value into the buffer, or says it has none.
+fn text(rows: &[Row], f: impl Fn(&Row, &mut String) -> bool) -> ArrayRef {
+    let mut out = Views::new(rows.len());
+    let mut buf = String::with_capacity(48);
+    for r in rows {
+        buf.clear();
+        let v = f(r, &mut buf).then(|| out.view_of(buf.as_bytes()));
+        out.push_view(v);
+    }
+    out.finish()
+}
+
+fn column(rows: &[Row], col: &Column, dtype: &str) -> ArrayRef {
+    // A macro, not a closure taking `fn`: each column's accessor is inlined into its loop.
+    macro_rules! u {
+        ($f:expr) => {
+            unsigned(rows, dtype, $f)
+        };
+    }
+    match col.source {
+        Source::FrameNumber => u!(|r| Some(r.frame as u64)),
+        Source::TimeEpoch => match dtype {
+            "f64" => primitive::<Float64Type>(rows, |r| Some(r.time)),
+            _ => text(rows, |r, out| {
+                out.push_str(&format!("{:.9}", r.time));
+                true
+            }),
+        },
+        Source::FrameLen => u!(|r| Some(r.orig_len as u64)),
+        Source::CapLen => u!(|r| Some(r.cap_len as u64)),
+        Source::IpId => u!(|r| r.ip_id.map(u64::from)),
+        Source::Checksum => u!(|r| r.checksum.map(u64::from)),
+        Source::IpSrc => text_by_key(rows, |r| r.ip4.map(|(a, _)| a), v4_slot, push_ipv4),
+        Source::IpDst => text_by_key(rows, |r| r.ip4.map(|(_, a)| a), v4_slot, push_ipv4),
+        Source::Ip6Src => text_by_key(rows, |r| r.ip6.map(|(a, _)| a), v6_slot, |a, out| out.push_str(&ipv6_text(a))),
+        Source::Ip6Dst => text_by_key(rows, |r| r.ip6.map(|(_, a)| a), v6_slot, |a, out| out.push_str(&ipv6_text(a))),
+        Source::Stream => u!(|r| (!r.ports_only).then_some(r.stream as u64)),
+        Source::SrcPort => u!(|r| Some(r.sport as u64)),
+        Source::DstPort => u!(|r| Some(r.dport as u64)),
+        Source::Flags => u!(|r| (!r.bogus_header && !r.ports_only).then_some(r.flags as u64)),
+        Source::Seq => u!(|r| (!r.ports_only).then_some(r.seq as u64)),
+        Source::Ack => u!(|r| (!r.bogus_header && !r.ports_only).then_some(r.ack as u64)),
+        Source::Len => u!(|r| r.payload_len.filter(|_| !r.ports_only).map(u64::from)),
+        Source::MpSubtype if col.all => text_by_key(
+            rows,
+            |r| (!r.mp.subtypes().is_empty()).then_some(r.mp.subtype_key()),
+            |k| k.subtypes().iter().fold(k.subtypes().len(), |h, &s| h * 3 + s as usize),
+            |k, out| {
+                for (i, &s) in k.subtypes().iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    if s >= 10 {
+                        out.push('1');
+                    }
+                    out.push((b'0' + s % 10) as char); // a subtype is 4 bits
+                }
+            },
+        ),
+        Source::MpSubtype => u!(|r| r.mp.subtypes().first().map(|&s| s as u64)),
+        Source::MpVersion => u!(|r| r.mp.version.map(u64::from)),
+        Source::MpSendkey => u!(|r| r.mp.sendkey),
+        Source::MpRecvkey => u!(|r| r.mp.recvkey),
+        Source::MpRecvtok => u!(|r| r.mp.recvtok.map(u64::from)),
+        Source::MpMapPresent => u!(|r| r.mp.map_present.map(u64::from)),
+        Source::MpDsn64 => u!(|r| r.mp.dsn64.map(u64::from)),
+        Source::MpDsnRaw => u!(|r| r.mp.dsn_raw),
+        Source::MpSsn => u!(|r| r.mp.ssn.map(u64::from)),
+        Source::MpMapLen => u!(|r| r.mp.map_len.map(u64::from)),
+        Source::MpDataFin => u!(|r| r.mp.data_fin.map(u64::from)),
+        Source::MpBackup => u!(|r| r.mp.backup.map(u64::from)),
+    }
+}
+
+fn v4_slot(a: &[u8; 4]) -> usize {
+    (a[3] ^ a[2] ^ (a[1] << 2)) as usize
+}
+
+fn v6_slot(a: &[u8; 16]) -> usize {
+    (a[15] ^ a[14] ^ (a[7] << 2)) as usize
+}
+
+fn push_ipv4(a: [u8; 4], out: &mut String) {
+    let mut buf = [0u8; 15];
+    out.push_str(ipv4_text(a, &mut buf));
+}
+
+/// Dotted quad without going through `fmt` (this runs twice per packet).
+fn ipv4_text(a: [u8; 4], buf: &mut [u8; 15]) -> &str {
+    let mut n = 0;
+    for (i, &o) in a.iter().enumerate() {
+        if i > 0 {
+            buf[n] = b'.';
+            n += 1;
+        }
+        if o >= 100 {
+            buf[n] = b'0' + o / 100;
+            n += 1;
+        }
+        if o >= 10 {
+            buf[n] = b'0' + (o / 10) % 10;
+            n += 1;
+        }
+        buf[n] = b'0' + o % 10;
+        n += 1;
+    }
+    // SAFETY: only ASCII digits and dots were written.
+    unsafe { std::str::from_utf8_unchecked(&buf[..n]) }
+}
+
+/// IPv6 text as Wireshark prints it (RFC 5952; the IPv4-mapped and deprecated
+/// IPv4-compatible forms end in a dotted quad, as inet_ntop writes them).
+pub fn ipv6_text(a: [u8; 16]) -> String {
+    let ip = Ipv6Addr::from(a);
+    let w = ip.segments();
+    if w[..6] == [0, 0, 0, 0, 0, 0] && w[6] != 0 {
+        return format!("::{}.{}.{}.{}", a[12], a[13], a[14], a[15]);
+    }
+    ip.to_string()
+}
+
+pub struct Decoder {
+    reader: Reader,
+    state: State,
+}
+
+struct State {
+    columns: Vec<Column>,
+    dtypes: Vec<String>,
+    schema: SchemaRef,
+    streams: Streams,
+    seg: Segment,
+    stats: Stats,
+    rows: Vec<Row>,
+    chunk_rows: usize,
+}
+
+#[derive(Debug)]
+pub enum DecodeError {
+    Open(OpenError),
+    Field(String),
+}
+
+impl Decoder {
+    pub fn open(path: &Path, specs: &[ColumnSpec], chunk_rows: usize) -> Result<Decoder, DecodeError> {
+        let mut columns = Vec::new();
+        let mut fields = Vec::new();
+        let mut dtypes = Vec::new();
+        for s in specs {
+            let source = SOURCES
+                .iter()
+                .find(|(name, _)| *name == s.tshark)
+                .map(|(_, src)| *src)
+                .ok_or_else(|| DecodeError::Field(format!("the native decoder does not produce field {:?}", s.tshark)))?;
+            let all = match s.occurrence.as_str() {
+                "first" => false,
+                "all" if source == Source::MpSubtype && s.dtype == "str" => true,
+                other => {
+                    return Err(DecodeError::Field(format!(
+                        "occurrence {other:?} of {:?} as {}: only the MPTCP subtypes are kept comma-joined (as text)",
+                        s.tshark, s.dtype
+                    )))
+                }
+            };
+            let Some(dt) = data_type(&s.dtype) else {
+                return Err(DecodeError::Field(format!("unknown column type {:?} for {:?}", s.dtype, s.column)));
+            };
+            columns.push(Column { source, all });
+            fields.push(Field::new(&s.column, dt, true));
+            dtypes.push(s.dtype.clone());
+        }
+        let reader = Reader::open(path).map_err(DecodeError::Open)?;
+        let chunk_rows = chunk_rows.max(1);
+        Ok(Decoder {
+            reader,
+            state: State {
+                columns,
+                dtypes,
+                schema: Arc::new(Schema::new(fields)),
+                streams: Streams::default(),
+                seg: Segment::default(),
+                stats: Stats::default(),
+                rows: Vec::with_capacity(chunk_rows),
+                chunk_rows,
+            },
+        })
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        self.state.schema.clone()
+    }
+
+    pub fn stats(&self) -> Stats {
+        let mut s = self.state.stats.clone();
+        s.streams = self.state.streams.count() as u64;
+        s.end = self.reader.end.clone();
+        s.pcap = self.reader.walk.clone();
+        s
+    }
+
+    /// The next chunk of at most `chunk_rows` rows; `None` once the file is done.
+    pub fn next_batch(&mut self) -> Option<Result<RecordBatch, ArrowError>> {
+        let state = &mut self.state;
+        self.reader.for_each(|rec| state.push(rec));
+        if self.state.rows.is_empty() {
+            return None;
+        }
+        Some(self.state.flush())
+    }
+}
+
+impl Iterator for Decoder {
+    type Item = Result<RecordBatch, ArrowError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch()
+    }
+}
+
+impl arrow_array::RecordBatchReader for Decoder {
+    fn schema(&self) -> SchemaRef {
+        self.state.schema.clone()
+    }
+}
+
+impl State {
+    fn flush(&mut self) -> Result<RecordBatch, ArrowError> {
+        let arrays: Vec<ArrayRef> =
+            self.columns.iter().zip(&self.dtypes).map(|(c, d)| column(&self.rows, c, d)).collect();
+        self.rows.clear();
+        RecordBatch::try_new(self.schema.clone(), arrays)
+    }
+
+    /// Decodes one record; false once the chunk is full.
+    fn push(&mut self, rec: &Record) -> bool {
+        self.stats.frames += 1;
+        let frame = self.stats.frames;
+        if let Err(skip) = decode(rec.linktype, rec.data, rec.orig_len, &mut self.seg) {
+            match skip {
+                Skip::NotTcp => self.stats.not_tcp += 1,
+                Skip::Fragment => self.stats.fragments += 1,
+                Skip::Malformed if rec.data.len() < rec.orig_len as usize => self.stats.cut_short += 1,
+                Skip::Malformed => self.stats.malformed += 1,
+                Skip::LinkType => *self.stats.unsupported_link_types.entry(rec.linktype).or_insert(0) += 1,
+            }
+            return true;
+        }
+        self.stats.tcp_packets += 1;
+        let seg = &self.seg;
+        let ip4 = seg.ip4_src.zip(seg.ip4_dst);
+        let ip6 = seg.ip6_src.zip(seg.ip6_dst);
+        // The conversation key uses the innermost addresses (tshark's pinfo->src/dst);
+        // with a tunnel of both families, the IPv6 pair (the decoder records the first of each).
+        let (src, dst): (&[u8], &[u8]) = match (&ip6, &ip4) {
+            (Some((s, d)), _) => (s, d),
+            (None, Some((s, d))) => (s, d),
+            (None, None) => unreachable!("a TCP segment without an IP header"),
+        };
+        let stream = if seg.ports_only { u32::MAX } else { self.streams.stream(
+            src,
+            dst,
+            seg.sport,
+            seg.dport,
+            &TcpMeta { flags: seg.flags, seq: seg.seq, ack: seg.ack, has_seglen: seg.payload_len.is_some() },
+        ) };
+        self.rows.push(Row {
+            time: epoch_f64(rec.ts_sec, rec.ts_nsec),
+            frame: u32::try_from(frame).unwrap_or(u32::MAX),
+            orig_len: rec.orig_len,
+            cap_len: rec.data.len() as u32,
+            stream,
+            seq: seg.seq,
+            ack: seg.ack,
+            payload_len: seg.payload_len,
+            bogus_header: seg.bogus_header,
+            ports_only: seg.ports_only,
+            sport: seg.sport,
+            dport: seg.dport,
+            flags: seg.flags,
+            ip_id: seg.ip_id,
+            checksum: seg.checksum,
+            ip4,
+            ip6,
+            mp: seg.mptcp,
+        });
+        self.rows.len() < self.chunk_rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_text() {
+        let mut buf = [0u8; 15];
+        assert_eq!(ipv4_text([10, 100, 0, 1], &mut buf), "10.100.0.1");
+        assert_eq!(ipv4_text([255, 0, 99, 200], &mut buf), "255.0.99.200");
+        let mut a = [0u8; 16];
+        a[0] = 0xfd;
+        a[15] = 1;
+        assert_eq!(ipv6_text(a), "fd00::1");
+        let mut m = [0u8; 16];
+        m[10] = 0xff;
+        m[11] = 0xff;
+        m[12..].copy_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(ipv6_text(m), "::ffff:1.2.3.4");
+    }
+}

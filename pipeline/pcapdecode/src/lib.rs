@@ -1,0 +1,163 @@
+//! mptcp-lab's native pcap decoder: pcap/pcapng -> Arrow record batches holding the
+//! packets table (`pipeline/schema.py`), with the same values, row order and stream
+//! numbers as `tshark -T fields`, which the tests keep as the oracle.
+//!
+//! Python sees one class, `PacketReader`, which exports its batches through the Arrow
+//! C stream interface (`__arrow_c_stream__`), so polars takes them without a copy.
+
+pub mod capture;
+pub mod decoder;
+pub mod mptcp;
+pub mod packet;
+pub mod streams;
+
+#[cfg(feature = "python")]
+mod python {
+    use std::path::PathBuf;
+    use std::sync::{Arc, Mutex};
+
+    use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+    use arrow_array::{RecordBatch, RecordBatchReader};
+    use arrow_schema::{ArrowError, SchemaRef};
+    use pyo3::create_exception;
+    use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyValueError};
+    use pyo3::prelude::*;
+    use pyo3::types::{PyCapsule, PyDict};
+
+    use crate::capture::{End, OpenError};
+    use crate::decoder::{ColumnSpec, DecodeError, Decoder, Stats};
+
+    create_exception!(pcapdecode, FormatError, PyException, "The file is not a pcap or pcapng capture.");
+
+    /// Decoder whose progress (`stats`) stays readable while polars consumes it.
+    struct Shared {
+        decoder: Decoder,
+        stats: Arc<Mutex<Stats>>,
+    }
+
+    impl Iterator for Shared {
+        type Item = Result<RecordBatch, ArrowError>;
+        fn next(&mut self) -> Option<Self::Item> {
+            let out = self.decoder.next_batch();
+            *self.stats.lock().unwrap() = self.decoder.stats();
+            out
+        }
+    }
+
+    impl RecordBatchReader for Shared {
+        fn schema(&self) -> SchemaRef {
+            self.decoder.schema()
+        }
+    }
+
+    /// PacketReader(path, fields, chunk_rows=65536)
+    ///
+    /// `fields`: (tshark field, column, type, occurrence) per column, from
+    /// `pipeline.schema.PACKET_FIELDS`. Iterate it once, through
+    /// `__arrow_c_stream__` (e.g. `polars.DataFrame(reader)`) or `drain()`.
+    #[pyclass(module = "pcapdecode")]
+    struct PacketReader {
+        decoder: Mutex<Option<Decoder>>,
+        stats: Arc<Mutex<Stats>>,
+    }
+
+    #[pymethods]
+    impl PacketReader {
+        #[new]
+        #[pyo3(signature = (path, fields, chunk_rows = 65536))]
+        fn new(path: PathBuf, fields: Vec<(String, String, String, String)>, chunk_rows: usize) -> PyResult<Self> {
+            let specs: Vec<ColumnSpec> = fields
+                .into_iter()
+                .map(|(tshark, column, dtype, occurrence)| ColumnSpec { tshark, column, dtype, occurrence })
+                .collect();
+            let decoder = Decoder::open(&path, &specs, chunk_rows).map_err(|e| match e {
+                DecodeError::Open(OpenError::NotACapture) => {
+                    FormatError::new_err("not a pcap or pcapng capture (unknown file format)")
+                }
+                DecodeError::Open(OpenError::Io(msg)) => PyOSError::new_err(msg),
+                DecodeError::Field(msg) => PyValueError::new_err(msg),
+            })?;
+            Ok(PacketReader { decoder: Mutex::new(Some(decoder)), stats: Arc::new(Mutex::new(Stats::default())) })
+        }
+
+        /// Arrow C stream of the packets table (consumes the reader).
+        #[pyo3(signature = (requested_schema = None))]
+        fn __arrow_c_stream__<'py>(
+            &self,
+            py: Python<'py>,
+            requested_schema: Option<Bound<'py, PyAny>>,
+        ) -> PyResult<Bound<'py, PyCapsule>> {
+            let _ = requested_schema; // the schema is the packets table's; no casting offered
+            let decoder = self.take()?;
+            let shared = Shared { decoder, stats: self.stats.clone() };
+            let stream = FFI_ArrowArrayStream::new(Box::new(shared));
+            PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+        }
+
+        /// Decodes the whole file, dropping each batch once built; returns the row
+        /// count. Memory stays at one chunk: what the benchmark's bounded-memory mode uses.
+        fn drain(&self, py: Python<'_>) -> PyResult<u64> {
+            let decoder = self.take()?;
+            let stats = self.stats.clone();
+            py.detach(move || {
+                let mut shared = Shared { decoder, stats };
+                let mut rows = 0u64;
+                for b in &mut shared {
+                    rows += b.map_err(|e| PyRuntimeError::new_err(e.to_string()))?.num_rows() as u64;
+                }
+                Ok(rows)
+            })
+        }
+
+        /// What was decoded so far: frames, TCP packets, skipped frames by reason,
+        /// streams, how the file ended ("ok", "truncated", "damaged" with `damage` saying
+        /// why), and for a classic pcap its record walk (`format` "pcap": `records`,
+        /// `size`, `damaged_at`, `tail_missing`, `snaplen`, as `capfile.Scan`).
+        fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+            let s = self.stats.lock().unwrap().clone();
+            let d = PyDict::new(py);
+            d.set_item("frames", s.frames)?;
+            d.set_item("tcp_packets", s.tcp_packets)?;
+            d.set_item("not_tcp", s.not_tcp)?;
+            d.set_item("fragments", s.fragments)?;
+            d.set_item("malformed", s.malformed)?;
+            d.set_item("cut_short", s.cut_short)?;
+            d.set_item("unsupported_link_types", s.unsupported_link_types.into_iter().collect::<Vec<_>>())?;
+            d.set_item("streams", s.streams)?;
+            let (end, damage) = match s.end {
+                None => ("not finished", None),
+                Some(End::Clean) => ("ok", None),
+                Some(End::Truncated) => ("truncated", None),
+                Some(End::Corrupt(msg)) => ("damaged", Some(msg)),
+            };
+            d.set_item("end", end)?;
+            d.set_item("damage", damage)?;
+            // A classic pcap's record walk, in pipeline/capfile.py's terms (Scan).
+            d.set_item("format", if s.pcap.is_some() { "pcap" } else { "pcapng" })?;
+            let w = s.pcap.unwrap_or_default();
+            d.set_item("records", w.records)?;
+            d.set_item("size", w.size)?;
+            d.set_item("damaged_at", w.damaged_at)?;
+            d.set_item("tail_missing", w.tail_missing)?;
+            d.set_item("snaplen", w.snaplen)?;
+            Ok(d)
+        }
+    }
+
+    impl PacketReader {
+        fn take(&self) -> PyResult<Decoder> {
+            self.decoder
+                .lock()
+                .unwrap()
+                .take()
+                .ok_or_else(|| PyRuntimeError::new_err("this PacketReader was already read; open a new one"))
+        }
+    }
+
+    #[pymodule]
+    fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_class::<PacketReader>()?;
+        m.add("FormatError", m.py().get_type::<FormatError>())?;
+        Ok(())
+    }
+}

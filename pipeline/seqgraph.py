@@ -1,0 +1,111 @@
+"""The rows of a time-sequence graph (``seq_packets``): what tcptrace/xplot and
+mptcptrace draw, one row per data packet and per ACK that moved a subflow's
+cumulative acknowledgement forward, in each trace.
+
+A data row has the packet's subflow sequence number (``ssn_rel``, first data byte =
+1, as Wireshark's relative numbers), its data sequence number (``dsn_rel``, relative
+to the sender's IDSN, first data byte = 1; null without a DSS mapping), and two marks:
+
+* ``retransmission``: it starts below the highest sequence number its subflow had
+  already carried that way (``metrics.retransmissions``, the loss-rate definition);
+* ``reinjection``: some of its data bytes were already carried, earlier in this
+  trace, by *another* subflow of the connection. In the sender's trace that is an
+  MPTCP reinjection as sent; in the receiver's it is the copy that arrived second
+  (tshark's ``mptcp.reinjection_of`` marks the same packet).
+
+An ACK row (``ack_rel`` set, ``ssn_rel`` null) is a packet whose cumulative ACK of
+the subflow's data in ``direction`` was higher than any before it: the ACK line.
+Only subflows and directions that carried data get ACK rows, which keeps the table
+near one and a half rows per data packet per trace.
+
+The out-of-order delay of a data row at the receiver is not repeated here: it is
+``ofo_samples`` (same run, trace and frame).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import numpy as np
+import polars as pl
+
+SUB = ["stream", "direction"]
+
+
+def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
+    """``seq_packets`` rows (without run_id/trace) of one annotated trace.
+
+    ``p``: ``flows.build_trace``'s packets; ``data``: ``metrics.retransmissions(p)``.
+    """
+    d = data.sort("frame").select(
+        "frame", "stream", "conn_id", "direction", "time_s",
+        pl.col("rel_seq").alias("ssn_rel"), "payload_bytes", "dsn_rel",
+        pl.col("retx").alias("retransmission"),
+    )
+    d = d.with_columns(reinjection=pl.Series(_reinjections(d), dtype=pl.Boolean))
+    carried = d.select(SUB).unique()
+    acks = (
+        # an ACK travelling up acknowledges the down direction's data, and vice versa
+        p.filter(pl.col("rel_ack").is_not_null())
+        .sort("frame")
+        .select("frame", "stream", "conn_id", "time_s", "rel_ack",
+                pl.when(pl.col("direction") == "down").then(pl.lit("up")).otherwise(pl.lit("down"))
+                .alias("direction"))
+        .join(carried, on=SUB, how="semi")
+        .with_columns(before=pl.col("rel_ack").cum_max().shift(1).over(SUB))
+        .filter(pl.col("before").is_null() | (pl.col("rel_ack") > pl.col("before")))
+        .select("frame", "stream", "conn_id", "direction", "time_s", pl.col("rel_ack").alias("ack_rel"))
+    )
+    return pl.concat([d, acks], how="diagonal_relaxed").sort("frame", "direction").with_columns(
+        subflow_id=pl.col("stream"),
+        payload_bytes=pl.col("payload_bytes").fill_null(0),
+    )
+
+
+def _reinjections(d: pl.DataFrame) -> np.ndarray:
+    """Per data row (in frame order): were any of its DSN bytes carried earlier, in
+    this trace, by another subflow of the same connection and direction?"""
+    out = np.zeros(d.height, dtype=bool)
+    m = d.with_row_index("_i").filter(pl.col("dsn_rel").is_not_null(), pl.col("conn_id").is_not_null())
+    for _, g in m.group_by(["conn_id", "direction"], maintain_order=True):
+        if g["stream"].n_unique() < 2:
+            continue
+        idx = g["_i"].to_numpy()
+        streams = g["stream"].to_list()
+        starts = g["dsn_rel"].to_list()
+        ends = (g["dsn_rel"] + g["payload_bytes"].cast(pl.Int64)).to_list()
+        seen: dict[int, _Intervals] = {}
+        for k in range(len(starts)):
+            s, e, sf = starts[k], ends[k], streams[k]
+            out[idx[k]] = any(iv.overlaps(s, e) for st, iv in seen.items() if st != sf)
+            seen.setdefault(sf, _Intervals()).add(s, e)
+    return out
+
+
+class _Intervals:
+    """Disjoint, sorted half-open byte ranges (a subflow's data so far)."""
+
+    def __init__(self) -> None:
+        self.lo: list[int] = []
+        self.hi: list[int] = []
+
+    def overlaps(self, s: int, e: int) -> bool:
+        i = bisect_right(self.lo, e - 1) - 1  # the last range starting before e
+        return i >= 0 and self.hi[i] > s
+
+    def add(self, s: int, e: int) -> None:
+        lo, hi = self.lo, self.hi
+        if not lo or s > hi[-1]:  # the usual case: new data past everything so far
+            lo.append(s)
+            hi.append(e)
+            return
+        i = bisect_right(lo, s) - 1
+        if i >= 0 and hi[i] >= s:  # touches the range before
+            s = lo[i]
+        else:
+            i += 1
+        j = i
+        while j < len(lo) and lo[j] <= e:  # swallow the ranges it reaches
+            e = max(e, hi[j])
+            j += 1
+        lo[i:j] = [s]
+        hi[i:j] = [e]
