@@ -86,6 +86,17 @@ def quantiles_sql(value: str, source: str, by: list[str]) -> str:
         GROUP BY {keys} ORDER BY {keys}"""
 
 
+def _ranked(value: str, source: str, keys: str) -> str:
+    """SQL WITH clause ``s``: each non-null sample ``x`` with its rank ``r`` and group size ``n``."""
+    return f"""
+        WITH s AS (
+            SELECT {keys}, {value} AS x,
+                   row_number() OVER (PARTITION BY {keys} ORDER BY {value}) AS r,
+                   count(*) OVER (PARTITION BY {keys}) AS n
+            FROM ({source}) WHERE {value} IS NOT NULL
+        )"""
+
+
 def ccdf_sql(value: str, source: str, by: list[str], points: int = 60) -> str:
     """SQL: thinned CCDF points P(X > x) of ``value`` per group.
 
@@ -95,13 +106,7 @@ def ccdf_sql(value: str, source: str, by: list[str], points: int = 60) -> str:
     their tails while each group stays at a few hundred rows.
     """
     keys = ", ".join(by)
-    return f"""
-        WITH s AS (
-            SELECT {keys}, {value} AS x,
-                   row_number() OVER (PARTITION BY {keys} ORDER BY {value}) AS r,
-                   count(*) OVER (PARTITION BY {keys}) AS n
-            FROM ({source}) WHERE {value} IS NOT NULL
-        )
+    return f"""{_ranked(value, source, keys)}
         SELECT {keys}, x, (n - r)::DOUBLE / n AS ccdf, n
         FROM s
         WHERE r = n OR r = 1
@@ -113,13 +118,7 @@ def ccdf_sql(value: str, source: str, by: list[str], points: int = 60) -> str:
 def cdf_sql(value: str, source: str, by: list[str], points: int = 100) -> str:
     """SQL: thinned empirical CDF points P(X <= x) per group."""
     keys = ", ".join(by)
-    return f"""
-        WITH s AS (
-            SELECT {keys}, {value} AS x,
-                   row_number() OVER (PARTITION BY {keys} ORDER BY {value}) AS r,
-                   count(*) OVER (PARTITION BY {keys}) AS n
-            FROM ({source}) WHERE {value} IS NOT NULL
-        )
+    return f"""{_ranked(value, source, keys)}
         SELECT {keys}, x, r::DOUBLE / n AS cdf, n FROM s
         WHERE r = 1 OR r = n OR r % greatest(1, n // {points}) = 0
         ORDER BY {keys}, x"""
