@@ -55,7 +55,8 @@ def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("before").is_null() | (pl.col("rel_ack") > pl.col("before")))
         .select("frame", "stream", "conn_id", "direction", "time_s", pl.col("rel_ack").alias("ack_rel"))
     )
-    return pl.concat([d, acks], how="diagonal_relaxed").sort("frame", "direction").with_columns(
+    # (frame, direction) is unique; "down" before "up", keyed by a bit rather than the text
+    return pl.concat([d, acks], how="diagonal_relaxed").sort("frame", pl.col("direction") == "up").with_columns(
         subflow_id=pl.col("stream"),
         payload_bytes=pl.col("payload_bytes").fill_null(0),
     )
