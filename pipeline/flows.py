@@ -306,7 +306,7 @@ def _match_by_dsn(r: dict, ranges: dict, conn_of: dict) -> int | None:
 def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     """Direction, sequence and ack numbers relative to each side's ISN, unwrapped.
 
-    ``down`` is server -> client (``direction`` "down", else "up"). ``rel_seq`` of a packet's first byte is 1 for the
+    ``down`` is server -> client (``build_trace`` spells it out as ``direction``: "down", else "up"). ``rel_seq`` of a packet's first byte is 1 for the
     first data byte when the handshake was captured (the ISN is 0); otherwise the
     first packet seen in that direction is taken to start at 1.
 
@@ -343,7 +343,6 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     ack = (pl.col("ack").cast(pl.Int64) - pl.col("ack_base")) % (1 << 32)
     return p.select(
         "frame", "time_s", "stream", "conn_id", "down", "payload_bytes", *_MAP_INPUT,
-        direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")),
         rel_seq=_unwrap_expr(seq).over("stream", "down"),
         rel_ack=_unwrap_expr(pl.when(pl.col("ackf")).then(ack)).over("stream", "down"),
     )
@@ -387,8 +386,9 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
     down = direction == "down"
     sender = "server" if down else "client"
     empty = pl.DataFrame(schema={"frame": pl.UInt32, "dsn_rel": pl.Int64})
-    data = p.select("frame", "stream", "rel_seq", "direction", "payload_bytes").filter(
-        pl.col("direction") == direction, pl.col("payload_bytes") > 0, pl.col("stream").is_in(mp["stream"].implode()))
+    this_way = pl.col("down").fill_null(False) == down  # a null is "up", as in ``direction``
+    data = p.select("frame", "stream", "rel_seq", "down", "payload_bytes").filter(
+        this_way, pl.col("payload_bytes") > 0, pl.col("stream").is_in(mp["stream"].implode()))
     if data.height == 0:
         return empty, notes
     # A subflow that carries no data this way (e.g. a join the server reset because the
@@ -403,13 +403,13 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
                      f"{'' if down else 'upload '}data sequence numbers cannot be inferred")
     no_isn = no_isn["stream"].to_list()
     maps = p.lazy().filter(
-        pl.col("direction") == direction, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
+        this_way, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
         ~pl.col("stream").is_in(no_isn), pl.col("mp_ssn").is_not_null(),
     ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_ssn", "mp_map_len").collect()
     # RFC 8684: the initiator's first data may ride on the third ACK's MP_CAPABLE, whose
     # data-level length maps the subflow's first bytes to the first data byte (IDSN + 1).
     mpc_maps = p.lazy().filter(
-        pl.col("direction") == direction, pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
+        this_way, pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
         pl.col("mp_map_present").fill_null(0) == 0, ~pl.col("stream").is_in(no_isn),
     ).join(mp.lazy().select("stream", f"{sender}_idsn"), on="stream").filter(
         pl.col(f"{sender}_idsn").is_not_null()).select(
@@ -457,6 +457,8 @@ def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset(
     p, more = map_dsn(p, sf)
     notes += more
     # in frame order (annotate_packets): flagged, so that the metrics' sorts by frame are free
+    # ``direction`` spelt out last: text is the widest column of a long trace
+    p = p.with_columns(direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")))
     p = p.select(pl.col(c).cast(t) for c, t in TRACE_PACKETS.items()).with_columns(pl.col("frame").set_sorted())
     # A lone SYN (a join attempt nobody answered) is no capture problem; data with no
     # packet coming back is.

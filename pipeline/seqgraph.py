@@ -45,18 +45,31 @@ def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     carried = d.select(SUB).unique()
     acks = (
         # an ACK travelling up acknowledges the down direction's data, and vice versa
-        p.filter(pl.col("rel_ack").is_not_null())
+        p.lazy().filter(pl.col("rel_ack").is_not_null())
         .sort("frame")
         .select("frame", "stream", "conn_id", "time_s", "rel_ack",
                 pl.when(pl.col("direction") == "down").then(pl.lit("up")).otherwise(pl.lit("down"))
                 .alias("direction"))
-        .join(carried, on=SUB, how="semi")
+        .join(carried.lazy(), on=SUB, how="semi")
         .with_columns(before=pl.col("rel_ack").cum_max().shift(1).over(SUB))
         .filter(pl.col("before").is_null() | (pl.col("rel_ack") > pl.col("before")))
         .select("frame", "stream", "conn_id", "direction", "time_s", pl.col("rel_ack").alias("ack_rel"))
+        .collect()
     )
-    # (frame, direction) is unique; "down" before "up", keyed by a bit rather than the text
-    return pl.concat([d, acks], how="diagonal_relaxed").sort("frame", pl.col("direction") == "up").with_columns(
+    # In (frame, direction) order ("down" first; the pair is unique), built column by
+    # column: a long trace's rows are then held twice only one column at a time.
+    order = pl.concat([d.select("frame", up=pl.col("direction") == "up"),
+                       acks.select("frame", up=pl.col("direction") == "up")]).select(
+        pl.arg_sort_by("frame", "up")).to_series()
+    cols = {}
+    schema = {**acks.schema, **d.schema}
+    for c in [*d.columns, *(c for c in acks.columns if c not in d.columns)]:
+        dtype = schema[c]
+        parts = [f.drop_in_place(c) if c in f.columns else pl.Series(c, dtype=dtype).extend_constant(None, f.height)
+                 for f in (d, acks)]
+        cols[c] = pl.concat(parts).gather(order)
+    del order, d, acks
+    return pl.DataFrame(cols).with_columns(
         subflow_id=pl.col("stream"),
         payload_bytes=pl.col("payload_bytes").fill_null(0),
     )

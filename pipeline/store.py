@@ -317,13 +317,24 @@ def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
         con.unregister("_traces")
 
 
+# Columns that one trace's rows share: inserted as constants when they hold one value.
+_CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
+
+
 def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame]) -> None:
     for name in schema.TABLES:
         df = schema.conform(name, tables.get(name, schema.empty(name)))
         if df.height:
-            con.register("_frame", df.to_arrow())
-            cols = ", ".join(f'"{c}"' for c in df.columns)
-            con.execute(f'INSERT INTO "{name}" ({cols}) SELECT {cols} FROM _frame')
+            # A column with one value (a trace's run_id, trace, vantage) goes in as an SQL
+            # constant: exported to Arrow it would be repeated on each of millions of rows.
+            consts = {c: df[c][0] for c in _CONSTANT_CANDIDATES
+                      if c in df.columns and df[c].null_count() == 0 and df[c].n_unique() == 1}
+            cols = [c for c in df.columns if c not in consts]
+            # string views as they are (the default export would copy them into plain strings)
+            con.register("_frame", df.select(cols).to_arrow(compat_level=pl.CompatLevel.newest()))
+            names = ", ".join(f'"{c}"' for c in [*cols, *consts])
+            values = ", ".join([*(f'"{c}"' for c in cols), *("?" for _ in consts)])
+            con.execute(f'INSERT INTO "{name}" ({names}) SELECT {values} FROM _frame', list(consts.values()))
             con.unregister("_frame")
 
 
