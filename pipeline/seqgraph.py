@@ -81,8 +81,8 @@ def _reinjections(d: pl.DataFrame) -> np.ndarray:
     out = np.zeros(d.height, dtype=bool)
     m = d.with_row_index("_i").filter(pl.col("dsn_rel").is_not_null(), pl.col("conn_id").is_not_null())
     for _, g in m.group_by(["conn_id", "direction"], maintain_order=True):
-        if g["stream"].n_unique() < 2:
-            continue
+        if g["stream"].n_unique() < 2 or not _cross_overlap(g):
+            continue  # no byte carried by two subflows: no reinjection (the usual case, found without a loop)
         idx = g["_i"].to_numpy()
         streams = g["stream"].to_list()
         starts = g["dsn_rel"].to_list()
@@ -93,6 +93,21 @@ def _reinjections(d: pl.DataFrame) -> np.ndarray:
             out[idx[k]] = any(iv.overlaps(s, e) for st, iv in seen.items() if st != sf)
             seen.setdefault(sf, _Intervals()).add(s, e)
     return out
+
+
+def _cross_overlap(g: pl.DataFrame) -> bool:
+    """Does a DSN range of one subflow overlap one of another subflow, in any order?
+    By start: a pair overlaps iff the later-starting range starts below the other's
+    end, i.e. below the running maximum end of the other subflows' earlier-starting ranges."""
+    streams = g["stream"].unique().to_list()
+    r = g.select("stream", start=pl.col("dsn_rel"),
+                 end=pl.col("dsn_rel") + pl.col("payload_bytes").cast(pl.Int64)).sort("start")
+    lowest = pl.lit(-(1 << 62), pl.Int64)
+    ends = [pl.when(pl.col("stream") == st).then("end").otherwise(lowest).cum_max().shift(1, fill_value=lowest)
+            .alias(f"end_{i}") for i, st in enumerate(streams)]
+    others = pl.max_horizontal([pl.when(pl.col("stream") != st).then(pl.col(f"end_{i}")).otherwise(lowest)
+                                for i, st in enumerate(streams)])
+    return bool(r.with_columns(ends).select((others > pl.col("start")).any()).item())
 
 
 class _Intervals:
