@@ -111,7 +111,7 @@ def main() -> int:
                     fr = ack_t[j]
                     struct.pack_into("!II", fr, seq_off, 1, 1 + sent[j])
                     struct.pack_into("!Q", fr, dss_ack, dsn)
-                    put(t + 0.00002, fr, 14 + 20 + 20 + 12)
+                    put(t - 0.00002, fr, 14 + 20 + 20 + 12)  # before the next data: time never goes back
             i += 1
             if i % 500_000 == 0:
                 print(f"  {n:,} packets", file=sys.stderr)

@@ -18,6 +18,7 @@ import shutil
 import stat
 import subprocess
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -32,6 +33,9 @@ DEFAULT_DECODER = "native"
 # chunk that stays in the CPU's cache (8k rows of ~200 bytes) decodes ~1.4x faster
 # than a 64k-row one (benchmarks/pipeline_bench.py), with no cost downstream.
 CHUNK_ROWS = 1 << 13
+# Batches per piece when the caller narrows the table as it is decoded (``compact``):
+# memory then holds ~256k rows of the decoder's full-width columns at a time.
+PIECE_BATCHES = 32
 
 
 class DecoderUnavailable(RuntimeError):
@@ -100,16 +104,23 @@ def _check_file(path: Path) -> None:
         raise ExtractError("cannot open it: permission denied")
 
 
-def read_packets(pcap: str | os.PathLike, decoder: str = DEFAULT_DECODER) -> Extracted:
+def read_packets(pcap: str | os.PathLike, decoder: str = DEFAULT_DECODER,
+                 compact: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> Extracted:
     """The TCP packets of ``pcap`` typed by the schema, decoded by ``decoder``
-    ("native" or "tshark").
+    ("native" or "tshark"). ``compact``, when given, turns the table into the narrower
+    one the caller keeps (e.g. ``flows.compact``); the native decoder applies it piece
+    by piece as it decodes, so the full-width table of a long capture never exists.
 
     Raises ``ExtractError`` with a one-line reason when nothing in the file is usable.
     """
     path = Path(pcap)
     check_decoder(decoder)
     _check_file(path)
-    packets, notes = read_native(path) if decoder == "native" else read_tshark(path)
+    if decoder == "native":
+        packets, notes = read_native(path, compact)
+    else:
+        packets, notes = read_tshark(path)
+        packets = compact(packets) if compact else packets
     if packets.height == 0:
         raise ExtractError("; ".join(notes + ["no TCP packets in the capture"]) if notes
                            else "no TCP packets in the capture")
@@ -140,10 +151,18 @@ def native_reader(path: str | os.PathLike, chunk_rows: int = CHUNK_ROWS):
         raise ExtractError(f"cannot read the file: {e}") from None
 
 
-def read_native(path: Path) -> tuple[pl.DataFrame, list[str]]:
+def read_native(path: Path, compact: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+                ) -> tuple[pl.DataFrame, list[str]]:
     reader = native_reader(path)
     # Batches cross through the Arrow C stream interface: polars takes the buffers as they are.
-    packets = pl.DataFrame(reader)
+    if compact is None:
+        packets = pl.DataFrame(reader)
+    else:
+        parts = []
+        while (piece := pl.DataFrame(reader.piece(PIECE_BATCHES))).height:
+            parts.append(compact(piece).rechunk())
+        del piece
+        packets = pl.concat(parts, rechunk=False) if parts else compact(pl.DataFrame(schema=PACKETS))
     s = reader.stats()
     if s["format"] == "pcap":
         # The decoder walks the record headers as capfile.scan does and stops at the

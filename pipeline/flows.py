@@ -30,9 +30,8 @@ TRACE_PACKETS: dict[str, pl.DataType] = {
     "rel_ack": pl.Int64,  # null when the ACK flag is off
     "dsn_rel": pl.Int64,  # data sequence number relative to the sender's IDSN (MPTCP data packets)
 }
-# What annotate_packets and map_dsn read of the decoder's columns (and base_columns').
-_ANNOTATE_INPUT = ("frame", "time_s", "stream", "src", "sport", "seq", "ack", "ackf", "payload_bytes", "mpc",
-                   "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_dsn_raw")
+# What map_dsn reads of the decoder's columns, besides TRACE_PACKETS.
+_MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_dsn_raw")
 
 
 @dataclass
@@ -47,10 +46,26 @@ def _has_subtype(n: int) -> pl.Expr:
     return pl.col("mp_subtypes").fill_null("").str.contains(rf"(^|,){n}(,|$)")
 
 
-def base_columns(p: pl.DataFrame) -> pl.DataFrame:
-    return p.with_columns(
-        src=pl.coalesce("ip_src", "ip6_src"),
-        dst=pl.coalesce("ip_dst", "ip6_dst"),
+# The decoder's columns the trace keeps (``compact``); everything else is dropped as
+# the capture is decoded. Addresses and the option list become categoricals (a few
+# distinct values in millions of rows), one address column per end.
+_KEPT = ("frame", "time_s", "frame_bytes", "cap_bytes", "ip_id", "stream", "sport", "dport", "tcp_flags", "seq",
+         "ack", "payload_bytes", "tcp_checksum", "mp_version", "mp_sendkey", "mp_recvkey", "mp_recvtok",
+         "mp_map_present", "mp_dsn64", "mp_dsn_raw", "mp_ssn", "mp_map_len", "mp_data_fin", "mp_backup")
+
+
+def compact(p: pl.DataFrame) -> pl.DataFrame:
+    """The packets table as ``sanity`` and ``build_trace`` read it: ``src``/``dst``
+    (IPv4 or IPv6) and ``mp_subtypes`` as categoricals, and the flags they test
+    (``syn``, ``ackf``, ``mpc``, ``join``, ``dss``) as booleans. Row by row, so it can
+    be applied to each piece of a capture as it is decoded
+    (``extract.read_packets(..., compact=compact)``)."""
+    return p.select(
+        *_KEPT[:4],
+        src=pl.coalesce("ip_src", "ip6_src").cast(pl.Categorical),
+        dst=pl.coalesce("ip_dst", "ip6_dst").cast(pl.Categorical),
+        *_KEPT[4:],
+        mp_subtypes=pl.col("mp_subtypes").cast(pl.Categorical),
         syn=(pl.col("tcp_flags") & SYN) != 0,
         ackf=(pl.col("tcp_flags") & ACK) != 0,
         mpc=_has_subtype(0),
@@ -177,7 +192,8 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
         isn_client=pl.when(pl.col("reversed")).then("sa_seq").otherwise("syn_seq"),
         isn_server=pl.when(pl.col("reversed")).then("syn_seq").otherwise("sa_seq"),
     )
-    return g.sort("first_frame")
+    # addresses as text from here on: one row per subflow
+    return g.with_columns(pl.col(pl.Categorical).cast(pl.Utf8)).sort("first_frame")
 
 
 def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
@@ -290,42 +306,49 @@ def _match_by_dsn(r: dict, ranges: dict, conn_of: dict) -> int | None:
 def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     """Direction, sequence and ack numbers relative to each side's ISN, unwrapped.
 
-    ``down`` is server -> client (``direction`` "down", else "up"). ``rel_seq`` of a packet's first byte is 1 for the
+    ``down`` is server -> client (``build_trace`` spells it out as ``direction``: "down", else "up"). ``rel_seq`` of a packet's first byte is 1 for the
     first data byte when the handshake was captured (the ISN is 0); otherwise the
     first packet seen in that direction is taken to start at 1.
+
+    ``p`` in frame order. The per-stream values come by lookup and the per-direction
+    bases by a join of two columns: the packet columns are never copied.
     """
-    p = p.join(
-        sf.select("stream", "conn_id", "server_addr", "server_port", "isn_client", "isn_server"),
-        on="stream",
-        how="left",
-    ).with_columns(
-        down=(pl.col("src") == pl.col("server_addr")) & (pl.col("sport") == pl.col("server_port"))
-    ).with_columns(direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")))
-    p = p.sort("frame")
+    if not p["frame"].is_sorted():
+        p = p.sort("frame")
+    lut = sf.select("stream", "conn_id", "server_port", "isn_client", "isn_server",
+                    pl.col("server_addr").cast(pl.Categorical))
+
+    def of_stream(col: str) -> pl.Expr:
+        return pl.col("stream").replace_strict(lut["stream"], lut[col], default=None)
+
+    p = p.with_columns(
+        conn_id=of_stream("conn_id"),
+        down=(pl.col("src") == of_stream("server_addr")) & (pl.col("sport") == of_stream("server_port")),
+    )
     # Base per (stream, direction): the ISN when seen, else the first sequence number - 1.
-    first_seq = p.group_by("stream", "down").agg(pl.col("seq").first().alias("seq0"))
-    p = p.join(first_seq, on=["stream", "down"], how="left").with_columns(
-        base=pl.when(pl.col("down"))
-        .then(pl.coalesce("isn_server", pl.col("seq0").cast(pl.Int64) - 1))
-        .otherwise(pl.coalesce("isn_client", pl.col("seq0").cast(pl.Int64) - 1))
-        .cast(pl.Int64)
+    bases = (
+        p.group_by("stream", "down").agg(pl.col("seq").first().alias("seq0"))
+        .join(lut.select("stream", "isn_client", "isn_server"), on="stream", how="left")
+        .select("stream", "down", base=pl.when(pl.col("down"))
+                .then(pl.coalesce("isn_server", pl.col("seq0").cast(pl.Int64) - 1))
+                .otherwise(pl.coalesce("isn_client", pl.col("seq0").cast(pl.Int64) - 1))
+                .cast(pl.Int64))
     )
     # The ack numbers of one direction count the other direction's bytes.
-    other_base = p.group_by("stream", "down").agg(pl.col("base").first().alias("ack_base")).with_columns(
-        down=~pl.col("down")
-    )
-    p = p.join(other_base, on=["stream", "down"], how="left").sort("frame")
+    bases = bases.join(bases.select("stream", down=~pl.col("down"), ack_base="base"), on=["stream", "down"], how="left")
+    b = p.select("stream", "down").join(bases, on=["stream", "down"], how="left", maintain_order="left")
+    p = p.with_columns(b["base"], b["ack_base"])
+    del b
     seq = (pl.col("seq").cast(pl.Int64) - pl.col("base")) % (1 << 32)
     ack = (pl.col("ack").cast(pl.Int64) - pl.col("ack_base")) % (1 << 32)
-    p = p.with_columns(seq32=seq, ack32=pl.when(pl.col("ackf")).then(ack))
-    return p.with_columns(
-        rel_seq=_unwrap_expr("seq32").over("stream", "down"),
-        rel_ack=_unwrap_expr("ack32").over("stream", "down"),
-    ).drop("seq32", "ack32", "seq0", "base", "ack_base")
+    return p.select(
+        "frame", "time_s", "stream", "conn_id", "down", "payload_bytes", *_MAP_INPUT,
+        rel_seq=_unwrap_expr(seq).over("stream", "down"),
+        rel_ack=_unwrap_expr(pl.when(pl.col("ackf")).then(ack)).over("stream", "down"),
+    )
 
 
-def _unwrap_expr(col: str) -> pl.Expr:
-    c = pl.col(col)
+def _unwrap_expr(c: pl.Expr) -> pl.Expr:
     d = c.forward_fill().diff().fill_null(0)
     wraps = (d < -(1 << 31)).cast(pl.Int64).cum_sum() - (d > (1 << 31)).cast(pl.Int64).cum_sum()
     return c + wraps * (1 << 32)
@@ -352,8 +375,9 @@ def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]
         notes += more
     dsn = pl.concat(parts)
     if dsn.height:
-        p = p.drop("dsn_rel").join(dsn, on="frame", how="left")
-    return p.sort("frame"), notes
+        # one column joined, not the table: frames are unique and p stays in frame order
+        p = p.with_columns(p.select("frame").join(dsn, on="frame", how="left", maintain_order="left")["dsn_rel"])
+    return p, notes
 
 
 def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple[pl.DataFrame, list[str]]:
@@ -362,8 +386,9 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
     down = direction == "down"
     sender = "server" if down else "client"
     empty = pl.DataFrame(schema={"frame": pl.UInt32, "dsn_rel": pl.Int64})
-    data = p.filter(pl.col("direction") == direction, pl.col("payload_bytes") > 0,
-                    pl.col("stream").is_in(mp["stream"].implode()))
+    this_way = pl.col("down").fill_null(False) == down  # a null is "up", as in ``direction``
+    data = p.select("frame", "stream", "rel_seq", "down", "payload_bytes").filter(
+        this_way, pl.col("payload_bytes") > 0, pl.col("stream").is_in(mp["stream"].implode()))
     if data.height == 0:
         return empty, notes
     # A subflow that carries no data this way (e.g. a join the server reset because the
@@ -377,32 +402,36 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
         notes.append(f"subflow {r['stream']}: {what} not captured, so its "
                      f"{'' if down else 'upload '}data sequence numbers cannot be inferred")
     no_isn = no_isn["stream"].to_list()
-    maps = p.filter(
-        pl.col("direction") == direction, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
+    maps = p.lazy().filter(
+        this_way, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
         ~pl.col("stream").is_in(no_isn), pl.col("mp_ssn").is_not_null(),
-    ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_ssn", "mp_map_len")
+    ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_ssn", "mp_map_len").collect()
     # RFC 8684: the initiator's first data may ride on the third ACK's MP_CAPABLE, whose
     # data-level length maps the subflow's first bytes to the first data byte (IDSN + 1).
-    mpc_maps = p.filter(
-        pl.col("direction") == direction, pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
+    mpc_maps = p.lazy().filter(
+        this_way, pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
         pl.col("mp_map_present").fill_null(0) == 0, ~pl.col("stream").is_in(no_isn),
-    ).join(mp.select("stream", f"{sender}_idsn"), on="stream").filter(pl.col(f"{sender}_idsn").is_not_null()).select(
-        "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn"))
+    ).join(mp.lazy().select("stream", f"{sender}_idsn"), on="stream").filter(
+        pl.col(f"{sender}_idsn").is_not_null()).select(
+        "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn")).collect()
     if maps.height == 0 and mpc_maps.height == 0:
         return empty, notes
     # DSNs relative to the sender's IDSN (first data byte = 1), per connection.
     idsn_of = dict(zip(*mp.select("conn_id", f"{sender}_idsn").unique("conn_id").to_dict(as_series=False).values()))
     parts = [mpc_maps]
-    for (cid,), m in maps.sort("frame").group_by(["conn_id"], maintain_order=True):
+    for (cid,), m in maps.group_by(["conn_id"], maintain_order=True):  # maps are in frame order
         ref = idsn_of.get(cid)
         if ref is None:
             ref = int(m["mp_dsn_raw"][0]) - 1
         rel = mptcp.relative_dsn(m["mp_dsn_raw"].to_numpy(), m["mp_dsn64"].fill_null(1).to_numpy(), int(ref))
         parts.append(m.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
                               pl.Series("map_dsn", rel, dtype=pl.Int64)))
+    del maps
     maps = pl.concat(parts).unique(["stream", "map_ssn", "map_dsn"]).sort("map_ssn")
+    del parts
     # The SSN of a mapping is 32-bit; compare it with the packet's sequence modulo 2^32.
-    d = data.select("frame", "stream", "rel_seq").with_columns(seq_mod=(pl.col("rel_seq") % (1 << 32))).sort("seq_mod")
+    d = data.select("frame", "stream", seq_mod=(pl.col("rel_seq") % (1 << 32))).sort("seq_mod")
+    del data
     j = d.join_asof(maps, left_on="seq_mod", right_on="map_ssn", by="stream", strategy="backward", check_sortedness=False)
     j = j.with_columns(
         dsn_rel=pl.when(
@@ -417,13 +446,20 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
 
 
 def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -> Trace:
-    p = base_columns(packets)
+    """``packets``: the decoder's table, or its ``compact`` form (what the pipeline
+    reads). A caller that hands its only reference over lets the columns the trace does
+    not keep go as soon as the packets are annotated."""
+    p = packets if "src" in packets.columns else compact(packets)
+    del packets
     sf = find_subflows(p, client_addrs)
     sf, notes = assign_connections(sf, p)
-    p = annotate_packets(p.select(_ANNOTATE_INPUT), sf)
+    p = annotate_packets(p, sf)
     p, more = map_dsn(p, sf)
     notes += more
-    p = p.select(pl.col(c).cast(t) for c, t in TRACE_PACKETS.items())
+    # in frame order (annotate_packets): flagged, so that the metrics' sorts by frame are free
+    # ``direction`` spelt out last: text is the widest column of a long trace
+    p = p.with_columns(direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")))
+    p = p.select(pl.col(c).cast(t) for c, t in TRACE_PACKETS.items()).with_columns(pl.col("frame").set_sorted())
     # A lone SYN (a join attempt nobody answered) is no capture problem; data with no
     # packet coming back is.
     carries_data = p.filter(pl.col("payload_bytes") > 0)["stream"].unique().implode()

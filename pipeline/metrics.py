@@ -20,6 +20,7 @@ import polars as pl
 
 
 SUB = ["stream", "direction"]  # one subflow's data in one direction
+KEY = ["stream", "down"]  # the same, by the ``down`` flag
 CONN = ["conn_id", "direction"]
 
 
@@ -69,45 +70,50 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     ACK cannot tell the two apart. The sample's ACK is the first one whose cumulative
     acknowledgement covers the whole segment.
     """
-    d = data.select("frame", "stream", "direction", "time_s", "rel_seq", "end", "retx")
+    # Keyed by ``down`` (a bit) rather than ``direction`` (text): the ACK side is a
+    # long trace's every packet.
+    down = pl.col("down").fill_null(False)  # as ``direction``: a null is "up"
+    d = data.select("frame", "stream", "direction", down.alias("down"), "time_s", "rel_seq", "end", "retx")
     retx = d.filter(pl.col("retx"))
     originals = d.filter(~pl.col("retx"))
+    del d
     if retx.height:
         # Union of retransmitted byte ranges per subflow, then: does a segment
         # overlap any of them? The last union interval starting before the segment's
         # end is the only candidate.
         u = (
-            retx.sort("stream", "direction", "rel_seq")
-            .with_columns(prev_end=pl.col("end").cum_max().shift(1).over(SUB))
+            retx.sort("stream", "down", "rel_seq")
+            .with_columns(prev_end=pl.col("end").cum_max().shift(1).over(KEY))
             .with_columns(new=(pl.col("prev_end").is_null() | (pl.col("rel_seq") > pl.col("prev_end"))).cast(pl.Int32))
-            .with_columns(grp=pl.col("new").cum_sum().over(SUB))
-            .group_by("stream", "direction", "grp")
+            .with_columns(grp=pl.col("new").cum_sum().over(KEY))
+            .group_by("stream", "down", "grp")
             .agg(pl.col("rel_seq").min().alias("u_start"), pl.col("end").max().alias("u_end"))
-            .select("stream", "direction", "u_start", "u_end")
+            .select("stream", "down", "u_start", "u_end")
             .sort("u_start")
         )
         originals = (
             originals.with_columns(last_byte=pl.col("end") - 1)
             .sort("last_byte")
-            .join_asof(u, left_on="last_byte", right_on="u_start", by=SUB, strategy="backward", check_sortedness=False)
+            .join_asof(u, left_on="last_byte", right_on="u_start", by=KEY, strategy="backward", check_sortedness=False)
             .filter(pl.col("u_end").is_null() | (pl.col("u_end") <= pl.col("rel_seq")))
             .drop("last_byte", "u_start", "u_end")
         )
     acks = (
         # An ACK travelling up acknowledges the down direction's data, and vice versa.
-        p.filter(pl.col("rel_ack").is_not_null())
+        p.lazy().filter(pl.col("rel_ack").is_not_null())
         .sort("frame")
-        .select("stream", pl.when(pl.col("down")).then(pl.lit("up")).otherwise(pl.lit("down")).alias("direction"),
-                pl.col("time_s").alias("ack_s"), pl.col("frame").alias("ack_frame"), "rel_ack")
-        .with_columns(cum_ack=pl.col("rel_ack").cum_max().over(SUB))
+        .select("stream", (~down).alias("down"), pl.col("time_s").alias("ack_s"), pl.col("frame").alias("ack_frame"),
+                "rel_ack")
+        .with_columns(cum_ack=pl.col("rel_ack").cum_max().over(KEY))
         # The first time each cumulative value was reached.
-        .group_by("stream", "direction", "cum_ack")
+        .group_by("stream", "down", "cum_ack")
         .agg(pl.col("ack_s").min(), pl.col("ack_frame").min())
         .sort("cum_ack")
+        .collect()
     )
     s = (
         originals.sort("end")
-        .join_asof(acks, left_on="end", right_on="cum_ack", by=SUB, strategy="forward", check_sortedness=False)
+        .join_asof(acks, left_on="end", right_on="cum_ack", by=KEY, strategy="forward", check_sortedness=False)
         .filter(pl.col("ack_frame").is_not_null(), pl.col("ack_frame") > pl.col("frame"))
     )
     return s.select(

@@ -45,17 +45,31 @@ def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     carried = d.select(SUB).unique()
     acks = (
         # an ACK travelling up acknowledges the down direction's data, and vice versa
-        p.filter(pl.col("rel_ack").is_not_null())
+        p.lazy().filter(pl.col("rel_ack").is_not_null())
         .sort("frame")
         .select("frame", "stream", "conn_id", "time_s", "rel_ack",
                 pl.when(pl.col("direction") == "down").then(pl.lit("up")).otherwise(pl.lit("down"))
                 .alias("direction"))
-        .join(carried, on=SUB, how="semi")
+        .join(carried.lazy(), on=SUB, how="semi")
         .with_columns(before=pl.col("rel_ack").cum_max().shift(1).over(SUB))
         .filter(pl.col("before").is_null() | (pl.col("rel_ack") > pl.col("before")))
         .select("frame", "stream", "conn_id", "direction", "time_s", pl.col("rel_ack").alias("ack_rel"))
+        .collect()
     )
-    return pl.concat([d, acks], how="diagonal_relaxed").sort("frame", "direction").with_columns(
+    # In (frame, direction) order ("down" first; the pair is unique), built column by
+    # column: a long trace's rows are then held twice only one column at a time.
+    order = pl.concat([d.select("frame", up=pl.col("direction") == "up"),
+                       acks.select("frame", up=pl.col("direction") == "up")]).select(
+        pl.arg_sort_by("frame", "up")).to_series()
+    cols = {}
+    schema = {**acks.schema, **d.schema}
+    for c in [*d.columns, *(c for c in acks.columns if c not in d.columns)]:
+        dtype = schema[c]
+        parts = [f.drop_in_place(c) if c in f.columns else pl.Series(c, dtype=dtype).extend_constant(None, f.height)
+                 for f in (d, acks)]
+        cols[c] = pl.concat(parts).gather(order)
+    del order, d, acks
+    return pl.DataFrame(cols).with_columns(
         subflow_id=pl.col("stream"),
         payload_bytes=pl.col("payload_bytes").fill_null(0),
     )
@@ -67,8 +81,8 @@ def _reinjections(d: pl.DataFrame) -> np.ndarray:
     out = np.zeros(d.height, dtype=bool)
     m = d.with_row_index("_i").filter(pl.col("dsn_rel").is_not_null(), pl.col("conn_id").is_not_null())
     for _, g in m.group_by(["conn_id", "direction"], maintain_order=True):
-        if g["stream"].n_unique() < 2:
-            continue
+        if g["stream"].n_unique() < 2 or not _cross_overlap(g):
+            continue  # no byte carried by two subflows: no reinjection (the usual case, found without a loop)
         idx = g["_i"].to_numpy()
         streams = g["stream"].to_list()
         starts = g["dsn_rel"].to_list()
@@ -79,6 +93,21 @@ def _reinjections(d: pl.DataFrame) -> np.ndarray:
             out[idx[k]] = any(iv.overlaps(s, e) for st, iv in seen.items() if st != sf)
             seen.setdefault(sf, _Intervals()).add(s, e)
     return out
+
+
+def _cross_overlap(g: pl.DataFrame) -> bool:
+    """Does a DSN range of one subflow overlap one of another subflow, in any order?
+    By start: a pair overlaps iff the later-starting range starts below the other's
+    end, i.e. below the running maximum end of the other subflows' earlier-starting ranges."""
+    streams = g["stream"].unique().to_list()
+    r = g.select("stream", start=pl.col("dsn_rel"),
+                 end=pl.col("dsn_rel") + pl.col("payload_bytes").cast(pl.Int64)).sort("start")
+    lowest = pl.lit(-(1 << 62), pl.Int64)
+    ends = [pl.when(pl.col("stream") == st).then("end").otherwise(lowest).cum_max().shift(1, fill_value=lowest)
+            .alias(f"end_{i}") for i, st in enumerate(streams)]
+    others = pl.max_horizontal([pl.when(pl.col("stream") != st).then(pl.col(f"end_{i}")).otherwise(lowest)
+                                for i, st in enumerate(streams)])
+    return bool(r.with_columns(ends).select((others > pl.col("start")).any()).item())
 
 
 class _Intervals:

@@ -291,10 +291,22 @@ def _same_file(a: str, b: str) -> bool:
     return a == b or os.path.realpath(a) == os.path.realpath(b)
 
 
+class _Arrow:
+    """A polars frame as DuckDB scans it: through the Arrow C stream interface, string
+    views and all, with no copy and no pyarrow (whose import alone costs more than
+    writing a trace's tables)."""
+
+    def __init__(self, df: pl.DataFrame) -> None:
+        self._df = df
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self._df.__arrow_c_stream__(requested_schema)
+
+
 def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
     if keys.runs:
         runs = pl.DataFrame({"run_id": sorted(keys.runs)}, schema={"run_id": pl.Utf8})
-        con.register("_runs", runs.to_arrow())
+        con.register("_runs", _Arrow(runs))
         for t in schema.TABLES:
             con.execute(f'DELETE FROM "{t}" WHERE run_id IN (SELECT run_id FROM _runs)')
         con.unregister("_runs")
@@ -310,20 +322,30 @@ def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
             if trace is not None and any(r == run_id and _same_file(trace, t) for r, t in keys.traces):
                 doomed.add((run_id, trace))
         pairs = pl.DataFrame(sorted(doomed), schema={"run_id": pl.Utf8, "trace": pl.Utf8}, orient="row")
-        con.register("_traces", pairs.to_arrow())
+        con.register("_traces", _Arrow(pairs))
         for t, col in [*((t, "trace") for t in TRACE_TABLES), ("problems", "source")]:
             con.execute(f'DELETE FROM "{t}" AS x WHERE EXISTS '
                         f'(SELECT 1 FROM _traces k WHERE k.run_id = x.run_id AND k.trace = x."{col}")')
         con.unregister("_traces")
 
 
+# Columns that one trace's rows share: inserted as constants when they hold one value.
+_CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
+
+
 def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame]) -> None:
     for name in schema.TABLES:
         df = schema.conform(name, tables.get(name, schema.empty(name)))
         if df.height:
-            con.register("_frame", df.to_arrow())
-            cols = ", ".join(f'"{c}"' for c in df.columns)
-            con.execute(f'INSERT INTO "{name}" ({cols}) SELECT {cols} FROM _frame')
+            # A column with one value (a trace's run_id, trace, vantage) goes in as an SQL
+            # constant: exported to Arrow it would be repeated on each of millions of rows.
+            consts = {c: df[c][0] for c in _CONSTANT_CANDIDATES
+                      if c in df.columns and df[c].null_count() == 0 and df[c].n_unique() == 1}
+            cols = [c for c in df.columns if c not in consts]
+            con.register("_frame", _Arrow(df.select(cols)))
+            names = ", ".join(f'"{c}"' for c in [*cols, *consts])
+            values = ", ".join([*(f'"{c}"' for c in cols), *("?" for _ in consts)])
+            con.execute(f'INSERT INTO "{name}" ({names}) SELECT {values} FROM _frame', list(consts.values()))
             con.unregister("_frame")
 
 

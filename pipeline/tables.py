@@ -57,24 +57,27 @@ def analyze_trace(
     source = str(pcap)
     problems: list[dict] = []
     try:
-        ex = read_packets(pcap, decoder)
+        # only the columns the trace needs, narrowed as the capture is decoded
+        ex = read_packets(pcap, decoder, compact=flows.compact)
     except ExtractError as e:
         return {}, [problem(run_id, source, "extract", str(e))]
     problems += [problem(run_id, source, "extract", w) for w in ex.warnings]
     try:
-        return _analyze_packets(ex.packets, run_id, source, pcap, vantage, path_map, problems)
+        return _analyze_packets(ex, run_id, source, pcap, vantage, path_map, problems)
     except Exception as e:  # a defect of ours: this file gets a row, the others go on
         return {}, problems + [problem(run_id, source, "metrics",
                                        f"internal error while analysing it ({type(e).__name__}: {e}); "
                                        "please report this with the file")]
 
 
-def _analyze_packets(packets: pl.DataFrame, run_id: str, source: str, pcap, vantage: str | None,
+def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
                      path_map: dict[str, str] | None, problems: list[dict]) -> tuple[Tables, list[dict]]:
-    checked = sanity.check(packets)
+    # Each stage is handed the one before's table, no reference kept here: build_trace
+    # frees the columns it does not keep as soon as it is done with them.
+    checked = sanity.check(_take_packets(ex))
     problems += [problem(run_id, source, "extract", n) for n in checked.notes]
     # The path map names the client's addresses, which settles who is client.
-    tr = flows.build_trace(checked.packets, frozenset(path_map or ()))
+    tr = flows.build_trace(_take_packets(checked), frozenset(path_map or ()))
     tr.time_unusable = checked.time_unusable
     problems += [problem(run_id, source, "metrics", n) for n in tr.notes]
 
@@ -89,6 +92,11 @@ def _analyze_packets(packets: pl.DataFrame, run_id: str, source: str, pcap, vant
         problems.append(problem(run_id, source, "metrics",
                                 f"treated as the {v}'s capture, but handshake timing suggests the {inferred}'s"))
     return trace_tables(tr, run_id, source, v, path_map or {}, problems), problems
+
+
+def _take_packets(holder) -> pl.DataFrame:
+    packets, holder.packets = holder.packets, None
+    return packets
 
 
 def _sender(direction: str) -> str:
@@ -114,12 +122,11 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     data = metrics.retransmissions(p)
     counts = metrics.loss_rate(data)
     share = metrics.traffic_share(p)
-    rtt = metrics.rtt_samples(p, data.filter(pl.col("direction").is_in(sending))) if sending else None
-    if rtt is not None and tr.time_unusable:
-        rtt = rtt.clear()
-    ofo = metrics.ofo_delays(p.filter(pl.col("direction").is_in(receiving))) if receiving else None
-    if ofo is not None and tr.time_unusable:
-        ofo = ofo.clear()
+    # impossible timestamps: the time-based metrics' tables, empty
+    timed_p, timed_data = (p.clear(), data.clear()) if tr.time_unusable else (p, data)
+    rtt = metrics.rtt_samples(timed_p, timed_data.filter(pl.col("direction").is_in(sending))) if sending else None
+    ofo = metrics.ofo_delays(timed_p.filter(pl.col("direction").is_in(receiving))) if receiving else None
+    del timed_p, timed_data
     dl = metrics.download_time(p, sf)
     if rtt is not None and rtt.height:
         # backwards timestamps: a reply "before" its packet is no round trip

@@ -50,6 +50,62 @@ mod python {
         }
     }
 
+    /// At most `left` more batches of a decoder that later pieces go on reading.
+    struct Piece {
+        decoder: Arc<Mutex<Option<Decoder>>>,
+        stats: Arc<Mutex<Stats>>,
+        schema: SchemaRef,
+        left: usize,
+    }
+
+    impl Iterator for Piece {
+        type Item = Result<RecordBatch, ArrowError>;
+        fn next(&mut self) -> Option<Self::Item> {
+            if self.left == 0 {
+                return None;
+            }
+            self.left -= 1;
+            let mut guard = self.decoder.lock().unwrap();
+            let decoder = guard.as_mut()?;
+            let out = decoder.next_batch();
+            *self.stats.lock().unwrap() = decoder.stats();
+            out
+        }
+    }
+
+    impl RecordBatchReader for Piece {
+        fn schema(&self) -> SchemaRef {
+            self.schema.clone()
+        }
+    }
+
+    /// The next `batches` batches of a PacketReader as one Arrow C stream (from
+    /// `PacketReader.piece`); consumed once.
+    #[pyclass(module = "pcapdecode")]
+    struct PieceStream {
+        piece: Mutex<Option<Piece>>,
+    }
+
+    #[pymethods]
+    impl PieceStream {
+        #[pyo3(signature = (requested_schema = None))]
+        fn __arrow_c_stream__<'py>(
+            &self,
+            py: Python<'py>,
+            requested_schema: Option<Bound<'py, PyAny>>,
+        ) -> PyResult<Bound<'py, PyCapsule>> {
+            let _ = requested_schema;
+            let piece = self
+                .piece
+                .lock()
+                .unwrap()
+                .take()
+                .ok_or_else(|| PyRuntimeError::new_err("this piece was already read"))?;
+            let stream = FFI_ArrowArrayStream::new(Box::new(piece));
+            PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+        }
+    }
+
     /// PacketReader(path, fields, chunk_rows=65536)
     ///
     /// `fields`: (tshark field, column, type, occurrence) per column, from
@@ -57,8 +113,10 @@ mod python {
     /// `__arrow_c_stream__` (e.g. `polars.DataFrame(reader)`) or `drain()`.
     #[pyclass(module = "pcapdecode")]
     struct PacketReader {
-        decoder: Mutex<Option<Decoder>>,
+        decoder: Arc<Mutex<Option<Decoder>>>,
         stats: Arc<Mutex<Stats>>,
+        /// pieces handed out (`piece`): the whole-stream readers are then refused
+        pieces: Mutex<bool>,
     }
 
     #[pymethods]
@@ -77,7 +135,11 @@ mod python {
                 DecodeError::Open(OpenError::Io(msg)) => PyOSError::new_err(msg),
                 DecodeError::Field(msg) => PyValueError::new_err(msg),
             })?;
-            Ok(PacketReader { decoder: Mutex::new(Some(decoder)), stats: Arc::new(Mutex::new(Stats::default())) })
+            Ok(PacketReader {
+                decoder: Arc::new(Mutex::new(Some(decoder))),
+                stats: Arc::new(Mutex::new(Stats::default())),
+                pieces: Mutex::new(false),
+            })
         }
 
         /// Arrow C stream of the packets table (consumes the reader).
@@ -107,6 +169,22 @@ mod python {
                 }
                 Ok(rows)
             })
+        }
+
+        /// The next `batches` batches (of `chunk_rows` rows each) as an Arrow C stream,
+        /// so a caller can turn each piece into something smaller before decoding the
+        /// next: memory then holds one piece of the decoder's columns at a time. A piece
+        /// with no rows means the file is done. Not to be mixed with the whole-stream readers.
+        fn piece(&self, batches: usize) -> PyResult<PieceStream> {
+            *self.pieces.lock().unwrap() = true;
+            let guard = self.decoder.lock().unwrap();
+            let schema = guard
+                .as_ref()
+                .ok_or_else(|| PyRuntimeError::new_err("this PacketReader was already read; open a new one"))?
+                .schema();
+            drop(guard);
+            let piece = Piece { decoder: self.decoder.clone(), stats: self.stats.clone(), schema, left: batches.max(1) };
+            Ok(PieceStream { piece: Mutex::new(Some(piece)) })
         }
 
         /// What was decoded so far: frames, TCP packets, skipped frames by reason,
@@ -146,6 +224,9 @@ mod python {
 
     impl PacketReader {
         fn take(&self) -> PyResult<Decoder> {
+            if *self.pieces.lock().unwrap() {
+                return Err(PyRuntimeError::new_err("this PacketReader is being read piece by piece"));
+            }
             self.decoder
                 .lock()
                 .unwrap()
@@ -157,6 +238,7 @@ mod python {
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<PacketReader>()?;
+        m.add_class::<PieceStream>()?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
         Ok(())
     }
