@@ -45,9 +45,9 @@ MISMATCH_UPSTREAM = (
     "each OFF period each subflow restarts with at most 5 segments in its first RTT where TCP restarts with 10 "
     "(Linux's slow start after idle), so two subflows open no faster than one TCP, and later ON periods have about "
     "TCP's latency (MPTCP 50.0-53.7 ms, TCP 52.2; with net.ipv4.tcp_slow_start_after_idle=0 25.1-26.9 vs "
-    "23.1); the gap is the connection's first ON period (MPTCP 48-115 ms, TCP 28-43 ms), 23-45 % of the packets of our 6-s tests but "
-    "about 1/60 of the paper's 3-min tests; cubic instead of lia gives the same (57.7 vs 55.9 ms), so it is not "
-    "our LIA")
+    "23.1); the gap is the connection's first ON period (MPTCP 48-115 ms, TCP 28-43 ms), 23-45 % of the packets "
+    "of our 6-s tests but about 1/60 of the paper's 3-min tests; cubic instead of lia gives the same (57.7 vs "
+    "55.9 ms), so it is not our LIA")
 MISMATCH_CLOSED_LOOP = (
     "ITGSend's TCP sender blocks on a full socket buffer and skips what it would have sent meanwhile (lab check "
     "lab-ditg-same-offered-load): with 4 % loss on P1 at 40 ms TCP carried 395 Netflix / 356 Maps packets per 6-s "
