@@ -268,6 +268,7 @@ class Topology:
                 "limits": out(["ip", "mptcp", "limits", "show"], ns=ns, check=False).strip(),
                 "rules": out(["ip", "rule", "show"], ns=ns, check=False).strip().splitlines(),
                 "routes": out(["ip", "route", "show", "table", "all"], ns=ns, check=False).strip().splitlines(),
+                "counters": netstat_counters(ns),
             }
         return st
 
@@ -275,6 +276,25 @@ class Topology:
         for ns in reversed(self.created):
             delete_ns(ns)
         self.created.clear()
+
+
+def netstat_counters(ns: str, groups: tuple[str, ...] = ("MPTcpExt", "TcpExt")) -> dict[str, dict[str, int]]:
+    """The namespace's non-zero MPTCP and TCP extended counters (/proc/net/netstat).
+
+    A namespace made for one run starts at zero, so these are the run's own: they say
+    why a transfer stalled when the trace cannot (e.g. MPTcpExt RcvPruned: data the
+    MPTCP socket dropped for lack of receive memory after its subflow had ACKed it).
+    """
+    text = out(["cat", "/proc/net/netstat"], ns=ns, check=False)
+    lines = text.splitlines()
+    found: dict[str, dict[str, int]] = {}
+    for names, values in zip(lines[::2], lines[1::2]):
+        group, _, keys = names.partition(":")
+        if group not in groups or not values.startswith(group + ":"):
+            continue
+        found[group] = {k: int(v) for k, v in zip(keys.split(), values.partition(":")[2].split())
+                        if v.lstrip("-").isdigit() and int(v) != 0}
+    return found
 
 
 def offloads_off(ns: str, ifc: str) -> None:

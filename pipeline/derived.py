@@ -180,8 +180,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                   + coalesce(json_array_length(json_extract(j, '$.paths.lte.down.outages')), 0)
                   + coalesce(json_array_length(json_extract(j, '$.paths.wifi.up.outages')), 0)
                   + coalesce(json_array_length(json_extract(j, '$.paths.lte.up.outages')), 0) > 0 AS has_outages,
-                coalesce(TRY_CAST(json_extract_string(j, '$.result.stalled') AS BOOLEAN), FALSE)
-                  OR coalesce(TRY_CAST(json_extract_string(j, '$.stalls.stalled') AS BOOLEAN), FALSE)
+                coalesce(TRY_CAST(json_extract_string(j, '$.stalls.stalled') AS BOOLEAN), FALSE)
                   {"OR coalesce(stalled, FALSE)" if "stalled" in columns.get("runs", set()) else ""} AS stalled,
                 TRY_CAST(json_extract_string(j, '$.result.complete') AS BOOLEAN) AS complete
             FROM m)
@@ -201,11 +200,13 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "symmetrical-path tests, i.e., the tests with the same RTTs on both network paths'). "
                    "faster_path: the path with the higher configured rate (Deng et al. §3.4 compare "
                    "'a location where LTE has much higher throughput than WiFi' with the reverse). "
-                   "has_outages: links taken down on purpose (handover runs). stalled: the run's "
-                   "workload or the emulator reported a stall (D-ITG's result.stalled; linkem's "
-                   "stalls.stalled: a frame left more than the campaign's threshold late, so the "
-                   "path's delay was not the configured one); findings leave such runs out and say "
-                   "how many."),
+                   "has_outages: links taken down on purpose (handover runs). stalled: the host stalled "
+                   "the emulator (linkem's stalls.stalled: a frame left more than the campaign's "
+                   "threshold late, so the path's delay was not the configured one); findings leave "
+                   "such runs out and say how many. complete: false when D-ITG's sender was stopped "
+                   "at its time limit (result.stalled) -- a transport stall, the protocol's own "
+                   "outcome (upstream MPTCP's receive-memory stall over 10/400 ms paths, "
+                   "capture/README.md), so such runs are kept and flagged, not left out."),
         Definition("run_metrics", "view", """
             WITH mc AS (SELECT * FROM main_connections),
             dl AS (SELECT c.run_id, c.download_time_s FROM dl_connections c

@@ -148,3 +148,14 @@ def test_stall_fields_in_meta(run):
     assert meta["run_cpu"]["cpu_s"] > 0 and meta["attempt"] == 1 and meta["earlier_attempts"] == []
     status = json.loads((d.parent / "campaign-status.json").read_text())
     assert status["ok"] == ["mp2-linkem-4MB"] and status["stalled"] == {} or "mp2-linkem-4MB" in status["stalled"]
+
+
+def test_kernel_counters_in_meta(run):
+    """meta.json keeps each end's non-zero MPTCP and TCP counters (the run's own namespaces):
+    the evidence for a transfer that stalls without a trace of why (capture/README.md)."""
+    _, meta = run
+    cl, sv = (meta["mptcp_config"][r]["counters"] for r in ("client", "server"))
+    # the client opens the connection and its second subflow
+    assert cl["MPTcpExt"]["MPCapableSYNACKRX"] >= 1 and sv["MPTcpExt"]["MPCapableACKRX"] >= 1
+    assert cl["MPTcpExt"]["MPJoinSynAckRx"] >= 1 and sv["MPTcpExt"]["MPJoinAckRx"] >= 1
+    assert all(v != 0 for group in (cl, sv) for counts in group.values() for v in counts.values())
