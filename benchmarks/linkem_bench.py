@@ -21,7 +21,9 @@ Prints:
   * CPU use of each linkem process (user+system, % of one core) over the run, and
     the line `linkem CPU: A % of one core per path (max)`;
   * what linkem itself recorded as late (its --stats): the line
-    `late > 1 ms: K packets in M intervals, worst W ms` (all paths and directions).
+    `late > 1 ms: K packets in M intervals, worst W ms` (all paths and directions);
+  * how busy the whole host was (/proc/stat: every core, everything running), since
+    linkem's figure includes the receiving stacks (a veth send() runs them inline).
 
 With --repeat N it runs N times, prints each run and then the worst of the N
 (highest error percentiles, CPU and lateness, lowest throughput).
@@ -63,6 +65,12 @@ def cpu_ticks(pid: int) -> dict[str, int]:
         total += t
     out["total"] = total
     return out
+
+
+def host_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs since boot (/proc/stat; idle and iowait are not busy)."""
+    f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(f) - f[3] - f[4], sum(f)
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -144,6 +152,7 @@ def run_once(a, extra: tuple[str, ...]) -> dict:
         time.sleep(0.5)
         cmd_extra = ["-u", "-b", f"{a.udp}M", "-l", "1400"] if a.udp else []
         cpu0 = [cpu_ticks(p.pid) for p in lk]
+        host0 = host_ticks()
         w0 = time.time()
         clients = []
         for i in range(2):
@@ -154,6 +163,7 @@ def run_once(a, extra: tuple[str, ...]) -> dict:
             c.wait(a.duration + 30)
         w1 = time.time()
         cpu1 = [cpu_ticks(p.pid) for p in lk]
+        host1 = host_ticks()
         rcs = [t.stop(p) for p in lk]
         if a.keep:
             import shutil
@@ -196,6 +206,8 @@ def run_once(a, extra: tuple[str, ...]) -> dict:
         results["all_abs_err_ms"] = {"p50": pct(all_abs, 50), "p99": pct(all_abs, 99), "max": all_abs[-1] if all_abs else None,
                                      "n": len(all_abs)}
         results["linkem_cpu_pct_max"] = max(p["cpu_pct"]["total"] for p in results["paths"])
+        results["host_busy_pct"] = (host1[0] - host0[0]) / max(host1[1] - host0[1], 1) * 100
+
         results["late"] = late_summary(stats) if t.has_stats else None
         results["log_mbit_min"] = min(p[dn]["log_mbit"] for p in results["paths"] for dn in ("down", "up"))
     return results
@@ -227,6 +239,7 @@ def report(results: dict) -> None:
                   f"{r['dropped']:>6} {e['p50']:>10.4f} {e['p99']:>8.4f} {e['p99.9']:>8.4f} {e['max']:>8.4f} {e['min']:>8.4f}")
     for line in lines(results):
         print(line)
+    print(f"host busy: {results['host_busy_pct']:.0f} % of all {os.cpu_count()} cores (everything: iperf3, stacks, linkem, others)")
     for p in results["paths"]:
         threads = ", ".join(f"{k} {v:.0f}%" for k, v in sorted(p["cpu_pct"].items()) if k != "total")
         print(f"path {p['path']} linkem CPU: {p['cpu_pct']['total']:.0f}% of one core ({threads}); exit {p['linkem_rc']}")

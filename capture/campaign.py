@@ -3,8 +3,10 @@ randomized order, resumable (a finished run is never redone, a half run is redon
 
 A run whose emulator stalled (capture/health.py) is repeated up to the campaign's
 ``stall_retry.repeats`` times; ``campaign-status.json`` in the campaign's folder
-says which runs ran, failed, were repeated and are still stalled. It accumulates
-over invocations (the workflow runs one run per invocation, maybe several at once).
+says which runs ran, failed, were repeated and are still stalled, which run an
+interruption (SIGINT, SIGTERM: a time limit) stopped, and which runs are still missing.
+It accumulates over invocations (the workflow runs one run per invocation, maybe
+several at once) and is written even when an invocation is interrupted.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from .estimate import estimate_s
 from .experiment import DONE, run_one
 from .spec import CampaignError, RunSpec, expand, load
 from .topology import sweep
-from .util import log
+from .util import block_signals, log, unblock_signals
 
 
 def run_repeating_stalls(spec: RunSpec, run_dir: Path) -> dict:
@@ -41,10 +43,11 @@ def run_repeating_stalls(spec: RunSpec, run_dir: Path) -> dict:
                     spec.run_id, st["worst_late_ms"], spec.stall_ms, len(attempts), spec.stall_repeats)
 
 
-def merge_status(file: Path, summary: dict) -> dict:
+def merge_status(file: Path, summary: dict, missing: list[str]) -> dict:
     """Fold one invocation's summary into ``campaign-status.json`` (under a lock, written
     atomically): runs ok / failed (with the error) / repeated (earlier attempts) /
-    still stalled after the repeats (worst lateness, ms), over every invocation."""
+    still stalled after the repeats (worst lateness, ms) / interrupted (by which signal),
+    over every invocation; ``missing``: the campaign's runs with no finished folder now."""
     file.parent.mkdir(parents=True, exist_ok=True)
     with open(file.with_name(f".{file.name}.lock"), "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
@@ -52,12 +55,15 @@ def merge_status(file: Path, summary: dict) -> dict:
             old = json.loads(file.read_text())
         except (OSError, ValueError):
             old = {}
-        ran = set(summary["ok"]) | set(summary["failed"])
+        ran = set(summary["ok"]) | set(summary["failed"]) | set(summary.get("interrupted", {}))
         st = {"campaign": summary["campaign"], "scale": summary["scale"], "total": summary["total"],
               "ok": sorted((set(old.get("ok", [])) - ran) | set(summary["ok"])),
               "failed": {**{k: v for k, v in old.get("failed", {}).items() if k not in ran}, **summary["failed"]},
               "repeated": {**{k: v for k, v in old.get("repeated", {}).items() if k not in ran}, **summary["repeated"]},
               "stalled": {**{k: v for k, v in old.get("stalled", {}).items() if k not in ran}, **summary["stalled"]},
+              "interrupted": {**{k: v for k, v in old.get("interrupted", {}).items() if k not in ran},
+                              **summary.get("interrupted", {})},
+              "missing": sorted(missing),
               "updated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(st, indent=1) + "\n")
@@ -73,7 +79,7 @@ def run_campaign(path: str | Path, out: str | Path, flat: bool = False, only: st
     ids are an error)."""
     path = Path(path)
     doc = load(path, scale)
-    specs = expand(doc, base_dir=path.resolve().parent, scale=scale)
+    specs = all_specs = expand(doc, base_dir=path.resolve().parent, scale=scale)
     if only:
         specs = [s for s in specs if re.search(only, s.run_id)]
     if run_ids:
@@ -97,8 +103,10 @@ def run_campaign(path: str | Path, out: str | Path, flat: bool = False, only: st
     t0 = time.monotonic()
     bar = tqdm(total=len(specs), initial=len(done), unit="run", disable=not progress,
                desc=doc["name"], dynamic_ncols=True)
+    current = None
     try:
         for s in todo:
+            current = s.run_id
             bar.set_postfix_str(s.run_id[-40:])
             try:
                 meta = run_repeating_stalls(s, root / s.run_id)
@@ -111,9 +119,20 @@ def run_campaign(path: str | Path, out: str | Path, flat: bool = False, only: st
                 summary["failed"][s.run_id] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
                 log.error("run %s failed: %s", s.run_id, summary["failed"][s.run_id])
             bar.update(1)
+        current = None
+    except BaseException as e:  # SIGINT/SIGTERM (a time limit): recorded below, then passed on
+        if current is not None:
+            summary["interrupted"] = {current: f"{type(e).__name__}: {e}".rstrip(": ")}
+        raise
     finally:
         bar.close()
         summary["wall_s"] = round(time.monotonic() - t0, 1)
-    if not flat:
-        merge_status(root / "campaign-status.json", summary)
+        if not flat:
+            # a second signal must not stop the status half-way (it is written atomically anyway)
+            mask = block_signals()
+            try:
+                missing = [s.run_id for s in all_specs if not (root / s.run_id / DONE).exists()]
+                merge_status(root / "campaign-status.json", summary, missing)
+            finally:
+                unblock_signals(mask)
     return summary

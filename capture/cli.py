@@ -42,7 +42,8 @@ def cmd_run(a) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except Interrupted as e:
-        print(f"interrupted ({e}); namespaces cleaned up, the current run will be redone", file=sys.stderr)
+        print(f"interrupted ({e}); namespaces cleaned up, the current run will be redone; "
+              "campaign-status.json says what finished and what is missing", file=sys.stderr)
         return 130
     if a.dry_run:
         print(json.dumps(s, indent=1))

@@ -11,9 +11,9 @@ Inputs come from the environment (papermill parameters override them):
 """
 from labfig.charts import boxplot, ccdf_chart, empty_state, estimates, render, save
 from labfig.compare import checks_of, findings_of, shown
-from labfig.db import connect, query, runs_of
+from labfig.db import connect, left_out, query, runs_of, usable
 
 __all__ = [
-    "connect", "query", "runs_of", "boxplot", "ccdf_chart", "empty_state", "estimates", "render", "save",
+    "connect", "query", "runs_of", "usable", "left_out", "boxplot", "ccdf_chart", "empty_state", "estimates", "render", "save",
     "shown", "findings_of", "checks_of",
 ]

@@ -56,6 +56,40 @@ def runs_of(paper: str, stalled: bool = True) -> str:
 NOT_STALLED = "NOT stalled"
 
 
+def usable(paper: str, alias: str = "", outages: bool = False) -> str:
+    """SQL condition on ``run_config`` / ``run_facts`` (table alias ``alias``): the runs of
+    ``paper`` the figures use, the same selection as the findings (``runs_of(paper,
+    stalled=False)``, ``findings.measure``): stalled runs left out and, unless
+    ``outages``, the handover runs (links taken down on purpose) too."""
+    p = f"{alias}." if alias else ""
+    cond = f"{p}paper = '{paper}' AND NOT {p}stalled"  # NOT_STALLED with the alias
+    return cond if outages else f"{cond} AND NOT {p}has_outages"
+
+
+def left_out(paper: str) -> str:
+    """Markdown: how many of ``paper``'s runs there are, how many the figures leave out
+    because the host stalled the emulator (with the worst lateness and the run ids) and
+    how many are handover runs (shown only where a figure is about outages)."""
+    n = query(f"""SELECT count(*) AS runs, count(*) FILTER (WHERE stalled) AS stalled,
+                         count(*) FILTER (WHERE has_outages AND {NOT_STALLED}) AS outages
+                  FROM run_config WHERE paper = '{paper}'""").row(0, named=True)
+    text = f"**{n['runs']} runs** of campaign `{paper}`"
+    if not n["runs"]:
+        return text + "."
+    if n["stalled"]:
+        st = stalled_runs(paper)
+        worst = st["worst_late_ms"].drop_nulls()
+        ids = ", ".join(f"`{r}`" for r in st["run_id"].head(5).to_list()) + (", ..." if st.height > 5 else "")
+        text += (f"; **{n['stalled']} stalled run(s) left out** of every figure and finding (the host "
+                 f"stalled the link emulator: a frame left more than the campaign's threshold late"
+                 + (f", worst {worst.max():.1f} ms" if worst.len() else "") + f"): {ids}")
+    else:
+        text += "; no stalled run left out"
+    if n["outages"]:
+        text += f"; {n['outages']} handover run(s) (outages on purpose) only in the outage figures"
+    return text + "."
+
+
 def stalled_runs(paper: str | None = None) -> pl.DataFrame:
     """The runs flagged as stalled (of one paper, or all), worst first, with what flags
     them: for a notebook's note on what it left out or a findings column."""

@@ -42,12 +42,12 @@ from IPython.display import Markdown, display
 
 from findings import verdict_lines
 from labfig import boxplot, ccdf_chart, checks_of, estimates, findings_of, query, render, shown
-from labfig.db import ccdf_sql, mean_se_sql, quantiles_sql
+from labfig.db import ccdf_sql, left_out, mean_se_sql, quantiles_sql
+from labfig.db import usable as usable_runs
 
 def usable(a: str = "") -> str:
     """SQL: this paper's runs the claims use (stalled runs and handover runs left out), table alias ``a``."""
-    p = f"{a}." if a else ""
-    return f"{p}paper = 'chen' AND NOT {p}stalled AND NOT {p}has_outages"
+    return usable_runs("chen", a)
 
 
 def config(a: str = "") -> str:
@@ -60,7 +60,7 @@ def config(a: str = "") -> str:
 USABLE, CONFIG = usable(), config()
 runs = query("SELECT scenario, mode, congestion_control, size_label, count(*) AS runs FROM run_facts "
              "WHERE paper = 'chen' GROUP BY ALL ORDER BY ALL")
-display(Markdown(f"**{runs['runs'].sum() if runs.height else 0} runs** of campaign `chen` in `{DB}`."))
+display(Markdown(f"{left_out('chen')} Database: `{DB}`."))
 runs
 
 # %%

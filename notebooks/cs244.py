@@ -38,12 +38,12 @@ import polars as pl
 from IPython.display import Markdown, display
 
 from findings import verdict_lines
-from labfig.db import mptcp_cc
+from labfig.db import left_out, mptcp_cc, usable
 from labfig import checks_of, estimates, findings_of, query, render, shown
 
 MP_CC = mptcp_cc("cs244", ("lia", "cubic", "reno"))  # the paper's MPTCP congestion control first; never pooled
-USABLE = ("paper = 'cs244' AND NOT stalled AND NOT has_outages"
-          f" AND (transport <> 'MPTCP' OR congestion_control = '{MP_CC}')")
+USABLE = (usable("cs244") + f" AND (transport <> 'MPTCP' OR congestion_control = '{MP_CC}')")
+display(Markdown(left_out("cs244")))
 LABEL = {"SP-wifi": "TCP-WiFi", "SP-lte": "TCP-3G", "MP-2": "MPTCP"}
 goodput = query(f"""
     SELECT mode, buffer_bytes, (buffer_bytes // 1000) || ' KB' AS buffer, avg(steady_goodput_mbit) AS value,
@@ -107,15 +107,15 @@ wide
 
 # %%
 timeline = query(f"""
-    WITH h AS (SELECT run_id FROM run_facts WHERE paper = 'cs244' AND has_outages AND NOT stalled
+    WITH h AS (SELECT run_id FROM run_facts WHERE {usable('cs244', outages=True)} AND has_outages
                AND congestion_control = '{MP_CC}' ORDER BY run_id LIMIT 1),
     t0 AS (SELECT c.run_id, c.start_s FROM dl_connections c JOIN main_connections USING (run_id, trace, vantage, conn_id)
            WHERE c.vantage = 'client' AND c.run_id IN (SELECT run_id FROM h))
     SELECT o.path, floor(o.arrival_s - t0.start_s) AS second, count(*) AS packets
     FROM dl_ofo_samples o JOIN t0 USING (run_id) GROUP BY ALL ORDER BY ALL""")
 outages = query(f"""SELECT path, down_s, up_s FROM outage_delivery
-                    WHERE run_id = (SELECT min(run_id) FROM run_facts WHERE paper = 'cs244' AND has_outages
-                                    AND NOT stalled AND congestion_control = '{MP_CC}')""")
+                    WHERE run_id = (SELECT min(run_id) FROM run_facts WHERE {usable('cs244', outages=True)} AND has_outages
+                                    AND congestion_control = '{MP_CC}')""")
 
 
 def handover_chart(d):
@@ -134,8 +134,8 @@ render(timeline, handover_chart, "handover", "Handover: delivery per path while 
 handover = query(f"""
     SELECT 100.0 * sum(seconds_with_data) / nullif(sum(outage_seconds), 0) AS delivery_during_outages_pct,
            100.0 * sum(came_back) / nullif(sum(comeback_checkable), 0) AS links_back_within_5s_pct
-    FROM outage_delivery WHERE run_id IN (SELECT run_id FROM run_facts WHERE paper = 'cs244' AND has_outages
-                                          AND NOT stalled AND congestion_control = '{MP_CC}')""")
+    FROM outage_delivery WHERE run_id IN (SELECT run_id FROM run_facts WHERE {usable('cs244', outages=True)} AND has_outages
+                                          AND congestion_control = '{MP_CC}')""")
 if handover.height:
     shown("cs244-handover", "delivery during outages", handover["delivery_during_outages_pct"][0])
     shown("cs244-handover", "link back in use within 5 s", handover["links_back_within_5s_pct"][0])

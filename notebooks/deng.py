@@ -38,9 +38,10 @@ from IPython.display import Markdown, display
 
 from findings import verdict_lines
 from labfig import ccdf_chart, estimates, findings_of, query, render, shown
-from labfig.db import cdf_sql
+from labfig.db import cdf_sql, left_out, usable
 
-USABLE = "paper = 'deng' AND NOT stalled AND NOT has_outages"
+USABLE = usable("deng")
+display(Markdown(left_out("deng")))
 query("SELECT scenario, mode, primary_path, congestion_control, count(*) AS runs FROM run_facts "
       "WHERE paper = 'deng' GROUP BY ALL ORDER BY ALL")
 
@@ -141,12 +142,12 @@ tput
 # 60 / 49 / 28 % (Fig. 8) and 16 / 16 / 34 % (Fig. 13) for 10 KB / 100 KB / 1 MB.
 
 # %%
-PAIRS = """
+PAIRS = f"""
     SELECT 'primary: LTE vs WiFi (Fig. 8)' AS comparison, size_bytes, size_label AS size, rel_diff_pct
-    FROM primary_pairs WHERE paper = 'deng' AND NOT stalled AND congestion_control = 'reno'
+    FROM primary_pairs WHERE {usable('deng', outages=True)} AND congestion_control = 'reno'
     UNION ALL
     SELECT 'congestion control: decoupled vs coupled (Fig. 13)', size_bytes, size_label, rel_diff_pct
-    FROM cc_pairs WHERE paper = 'deng' AND NOT stalled"""
+    FROM cc_pairs WHERE {usable('deng', outages=True)}"""
 pairs = query(PAIRS)
 cdf = query(cdf_sql("rel_diff_pct", PAIRS, ["comparison", "size_bytes", "size"]))
 PAPER_MEDIANS = pl.DataFrame(

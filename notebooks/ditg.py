@@ -37,12 +37,13 @@ import polars as pl
 from IPython.display import Markdown, display
 
 from findings import verdict_lines
-from labfig.db import mptcp_cc
+from labfig.db import left_out, mptcp_cc, usable
 from labfig import estimates, findings_of, query, render, shown
 
 MP_CC = mptcp_cc("ditg", ("lia", "cubic"))  # the paper's MPTCP congestion control first; never pooled
-USABLE = ("paper = 'ditg' AND NOT stalled AND NOT has_outages AND app_latency_ms IS NOT NULL"
+USABLE = (usable("ditg") + " AND app_latency_ms IS NOT NULL"
           f" AND (transport <> 'MPTCP' OR congestion_control = '{MP_CC}')")
+display(Markdown(left_out("ditg")))
 # Per MPTCP configuration (app, P1, P2) and its TCP baseline (same app and P1): mean of
 # the per-run mean latencies, and the runs each mean is over.
 cmp = query(f"""

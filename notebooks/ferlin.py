@@ -36,11 +36,11 @@ from IPython.display import Markdown, display
 
 from findings import verdict_lines
 from labfig import ccdf_chart, estimates, findings_of, query, render, shown
-from labfig.db import cdf_sql, mptcp_cc
+from labfig.db import cdf_sql, left_out, mptcp_cc, usable
 
 MP_CC = mptcp_cc("ferlin", ("olia", "reno"))  # the paper's MPTCP congestion control first; never pooled
-USABLE = ("paper = 'ferlin' AND NOT stalled AND NOT has_outages"
-          f" AND (transport <> 'MPTCP' OR congestion_control = '{MP_CC}')")
+USABLE = (usable("ferlin") + f" AND (transport <> 'MPTCP' OR congestion_control = '{MP_CC}')")
+display(Markdown(left_out("ferlin")))
 SCENARIOS = ["2G+WLAN", "3G+WLAN", "2G+3G"]
 CFG = "CASE WHEN mode LIKE 'MP%' THEN 'MPTCP' ELSE 'TCP over the reference path' END"
 ct = query(cdf_sql("download_time_s", f"SELECT scenario, {CFG} AS config, download_time_s FROM run_facts "

@@ -213,3 +213,52 @@ def test_run_picks_exact_runs(tmp_path):
     assert s["todo"] == [one]
     with pytest.raises(CampaignError, match="no run 'nope'"):
         campaign.run_campaign(f, tmp_path / "o", dry_run=True, progress=False, run_ids=["nope"])
+
+
+def test_interrupted_campaign_writes_its_status(tmp_path, monkeypatch):
+    """SIGTERM (a time limit) in the middle of a campaign: campaign-status.json still says
+    which runs finished, which were repeated, which one the signal stopped and which
+    are missing; the signal is passed on. (run_one is replaced: this checks the runner.)"""
+    import os
+    import signal
+
+    from capture.util import Interrupted, signals_raise
+
+    doc = copy.deepcopy(BASE)
+    doc.update(repetitions=2, sizes=[4096], stall_retry={"late_ms": 5, "repeats": 1})
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    calls, n_calls = [], [0]
+
+    def fake_run_one(spec, run_dir, attempts=None):
+        n = len(attempts or []) + 1
+        calls.append(spec.run_id)
+        n_calls[0] += 1
+        if n_calls[0] == 4:
+            os.kill(os.getpid(), signal.SIGTERM)  # arrives while the 3rd run is running
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / campaign.DONE).write_text("")
+        worst = 40.0 if n_calls[0] == 1 else 0.3  # the first run stalls once: repeated
+        return {"attempt": n, "started_at": "t", "earlier_attempts": list(attempts or []),
+                "host": {"steal_pct": 1.0},
+                "stalls": {"stalled": worst > spec.stall_ms, "worst_late_ms": worst, "worst_late_at_s": 1.0,
+                           "late_intervals": 1}}
+
+    monkeypatch.setattr(campaign, "run_one", fake_run_one)
+    monkeypatch.setattr(campaign, "sweep", lambda: [])
+    with pytest.raises(Interrupted, match="SIGTERM"), signals_raise():
+        campaign.run_campaign(f, tmp_path / "o", progress=False)
+    status = json.loads((tmp_path / "o" / "t" / "campaign-status.json").read_text())
+    first, second, third = dict.fromkeys(calls)  # run ids in the order they ran
+    assert status["ok"] == sorted([first, second])
+    assert list(status["repeated"]) == [first] and not status["stalled"] and not status["failed"]
+    assert status["interrupted"] == {third: "Interrupted: SIGTERM"}
+    assert status["total"] == 4 and third in status["missing"] and len(status["missing"]) == 2
+    assert first not in status["missing"] and second not in status["missing"]
+    assert not list((tmp_path / "o" / "t").glob(".*.tmp"))  # written atomically, nothing left behind
+    # resuming runs only the missing ones, and the status forgets the interruption
+    calls.clear()
+    campaign.run_campaign(f, tmp_path / "o", progress=False)
+    assert sorted(calls) == status["missing"]
+    status = json.loads((tmp_path / "o" / "t" / "campaign-status.json").read_text())
+    assert not status["interrupted"] and not status["missing"] and len(status["ok"]) == 4

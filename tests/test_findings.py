@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import shutil
@@ -285,10 +286,15 @@ def capture_blockers() -> list[str]:
 
 
 # Chen's AT&T scenario (capture/campaigns/profiles.yaml chen-*), written out so this test
-# does not depend on the campaign files: MP-2 with reno at 4 MB, three repetitions (the
-# fewest a verdict needs); about 30 s of captures.
+# does not depend on the campaign files: MP-2 with reno at 4 MB; about 30 s of captures.
+# Like the real findings campaign it names its paper, so a run the host stalls (a frame
+# more than 5 ms late) is repeated up to twice; the findings leave out a run still
+# stalled after that. Under host load that happened (2 of 3 runs left out: "no data"),
+# so there is one spare repetition: a verdict needs three usable runs.
+MINI_REPETITIONS, VERDICT_RUNS = 4, 3
 MINI = """
 name: chen-findings-mini
+paper: "Chen et al., IMC 2013 (the findings test's small campaign)"
 seed: 5
 sysctl_profile: chen2013
 congestion_control: reno
@@ -299,7 +305,7 @@ scenarios:
     lte: {rate_mbit: 8, rtt_ms: 60, queue_bytes: 180000}
 modes: [MP-2]
 sizes: [4MB]
-repetitions: 3
+repetitions: 4
 """
 
 
@@ -312,14 +318,20 @@ def test_fresh_capture_gives_a_verdict_with_a_ci(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
     runs = sorted(p.parent for p in raw.rglob("meta.json"))
-    assert len(runs) == 3
+    assert len(runs) == MINI_REPETITIONS
+    status = json.loads((raw / "chen-findings-mini" / "campaign-status.json").read_text())
+    stalled = status["stalled"]  # still stalled after the repeats: the findings leave them out
     db = tmp_path / "fresh.duckdb"
     r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", *map(str, runs), "--db", str(db)],
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
     row = by_id(findings(db, paper="chen"))["chen-cell-share-4mb"]
-    print(row)
-    assert row["n_runs"] == 3 and row["verdict"] in (AGREE, DISAGREE, INCONCLUSIVE)
+    print(row, status)
+    assert row["n_runs"] == MINI_REPETITIONS - len(stalled)
+    if row["n_runs"] < VERDICT_RUNS:
+        pytest.skip(f"the host stalled the link emulator in {len(stalled)} of {MINI_REPETITIONS} runs even after "
+                    f"{len(status['repeated'])} repeat(s) (worst ms late: {stalled}): too few usable runs for a verdict")
+    assert row["verdict"] in (AGREE, DISAGREE, INCONCLUSIVE)
     check_rows([row])
 
 

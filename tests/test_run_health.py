@@ -98,6 +98,12 @@ def test_notebooks_can_leave_out_stalled_runs(tmp_path, monkeypatch):
         flagged = labdb.stalled_runs("chen")
         assert flagged["run_id"].to_list() == ["r1"] and flagged["worst_late_ms"].to_list() == [7.5]
         assert labdb.stalled_runs()["run_id"].to_list() == ["r1"]
+        # the notebooks' selection is the same, and they say what it left out
+        assert ids(f"SELECT run_id FROM run_config WHERE {labdb.usable('chen')}") == ["r2", "r3"]
+        note = labdb.left_out("chen")
+        assert note.startswith("**3 runs** of campaign `chen`; **1 stalled run(s) left out**")
+        assert "worst 7.5 ms" in note and "`r1`" in note and "`r2`" not in note
+        assert labdb.left_out("ferlin") == "**0 runs** of campaign `ferlin`."
     finally:
         labdb.connect.cache_clear()
 
