@@ -100,6 +100,11 @@ def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> d
         t["link_truth"] = schema.empty("link_truth")
         t["seq_packets"] = schema.empty("seq_packets")
         by_campaign.setdefault(campaign, []).append(t)
+    # the run-level side files keep the rows of the campaigns not rebuilt here
+    replaced = {t["runs"]["run_id"][0] for parts in by_campaign.values() for t in parts}
+    for c in by_campaign:
+        if (out / c / "runs.parquet").exists():
+            replaced |= set(pl.read_parquet(out / c / "runs.parquet", columns=["run_id"])["run_id"].to_list())
     for c in by_campaign:
         if (out / c).exists():
             shutil.rmtree(out / c)
@@ -111,12 +116,24 @@ def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> d
             df = schema.conform(name, pl.concat([p[name] for p in parts], how="vertical_relaxed"))
             df.write_parquet(out / c / f"{name}.parquet", compression="zstd", compression_level=19)
         counts[c] = len(parts)
-    pl.DataFrame(thinning, schema={"run_id": pl.Utf8, "table": pl.Utf8, "keep_every": pl.Int64}) \
-        .write_parquet(out / "thinning.parquet", compression="zstd")
+    _merge_write(out / "thinning.parquet", replaced,
+                 pl.DataFrame(thinning, schema={"run_id": pl.Utf8, "table": pl.Utf8, "keep_every": pl.Int64}))
     summ = [s for s in summaries if s.height]
-    (pl.concat(summ, how="vertical_relaxed") if summ else link_summary(schema.empty("link_truth"))) \
-        .write_parquet(out / "link_truth_summary.parquet", compression="zstd")
+    _merge_write(out / "link_truth_summary.parquet", replaced,
+                 pl.concat(summ, how="vertical_relaxed") if summ else link_summary(schema.empty("link_truth")))
     return counts
+
+
+def _merge_write(path: Path, replaced: set[str], new: pl.DataFrame) -> None:
+    """``new`` plus the rows of ``path`` whose runs were not rebuilt, written atomically."""
+    if path.exists():
+        old = pl.read_parquet(path)
+        if old.height:
+            old = old.filter(~pl.col("run_id").is_in(sorted(replaced)))
+            new = pl.concat([old, new], how="diagonal_relaxed") if new.height else old
+    tmp = path.with_name(path.name + ".tmp")
+    new.sort("run_id", maintain_order=True).write_parquet(tmp, compression="zstd")
+    tmp.replace(path)
 
 
 def main(argv=None) -> int:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 import yaml
 
@@ -265,16 +266,49 @@ def test_reference_loads_into_duckdb_with_runs_of_every_paper(tmp_path):
             assert c > 0, paper
         assert con.execute("SELECT count(*) FROM app_latency").fetchone()[0] > 0      # D-ITG
         assert con.execute("SELECT count(*) FROM ofo_samples").fetchone()[0] > 0
-        # a row per direction of each connection (the standard-scale tables); a campaign's
-        # tables written before the direction column (ditg, quick scale) load as downloads
+        # a row per direction of each connection, in every campaign (all standard scale)
         for t in ("connections", "subflows", "rtt_samples", "ofo_samples"):
             got = {d for (d,) in con.execute(f"SELECT DISTINCT direction FROM {t}").fetchall()}
             assert "down" in got and got <= {"down", "up"}, (t, got)
-            old = con.execute(f"SELECT DISTINCT direction FROM {t} JOIN runs USING (run_id) "
-                              "WHERE runs.campaign = 'ditg'").fetchall()
-            assert old in ([("down",)], []), (t, old)
+            for paper in PAPERS:
+                per = {d for (d,) in con.execute(f"SELECT DISTINCT direction FROM {t} JOIN runs USING (run_id) "
+                                                 "WHERE runs.campaign = ?", [paper]).fetchall()}
+                want = {"down", "up"} if t in ("connections", "subflows") else {"down"}
+                assert want <= per <= {"down", "up"}, (t, paper, per)
+        scales = dict(con.execute("SELECT campaign, string_agg(DISTINCT json_extract_string(meta_json, '$.scale'))"
+                                  " FROM runs GROUP BY campaign").fetchall())
+        assert scales == {p: "standard" for p in PAPERS}, scales
     finally:
         con.close()
+
+
+def _run_tables(root, campaign, run_id, paths=("wifi",)):
+    from pipeline import schema
+    d = root / run_id
+    d.mkdir(parents=True)
+    schema.conform("runs", pl.DataFrame({"run_id": [run_id], "campaign": [campaign]})).write_parquet(d / "runs.parquet")
+    lt = pl.DataFrame({"run_id": [run_id] * len(paths), "path": list(paths), "direction": ["down"] * len(paths),
+                       "packet_id": list(range(len(paths))), "size_bytes": [1500] * len(paths),
+                       "arrival_s": [0.0] * len(paths), "departure_s": [0.01] * len(paths),
+                       "dropped": [False] * len(paths), "reason": [None] * len(paths)})
+    schema.conform("link_truth", lt).write_parquet(d / "link_truth.parquet")
+
+
+def test_reference_rebuild_of_one_campaign_keeps_the_others_side_files(tmp_path):
+    """``python -m capture reference`` of one campaign's tables replaces that campaign's
+    folder and its rows of link_truth_summary/thinning, and keeps the other campaigns'."""
+    from capture import reference
+    out = tmp_path / "ref"
+    _run_tables(tmp_path / "t1", "chen", "a_r1")
+    _run_tables(tmp_path / "t1", "ditg", "d_r1")
+    assert reference.build([tmp_path / "t1"], out, cap=10) == {"chen": 1, "ditg": 1}
+    _run_tables(tmp_path / "t2", "ditg", "d_r2", paths=("wifi", "lte"))
+    assert reference.build([tmp_path / "t2"], out, cap=10) == {"ditg": 1}
+    s = pl.read_parquet(out / "link_truth_summary.parquet")
+    assert sorted(zip(s["run_id"], s["path"])) == [("a_r1", "wifi"), ("d_r2", "lte"), ("d_r2", "wifi")]
+    assert pl.read_parquet(out / "chen" / "runs.parquet")["run_id"].to_list() == ["a_r1"]
+    assert pl.read_parquet(out / "ditg" / "runs.parquet")["run_id"].to_list() == ["d_r2"]
+    assert not list(out.glob("*.tmp"))
 
 
 def test_workflow_uses_reference_when_not_capturing(tmp_path):
