@@ -157,6 +157,14 @@ def test_one_table_for_modes_and_paths():
         validate(doc)
 
 
+def _fake_meta(spec, attempt, attempts, worst):
+    """What run_one returns for a run whose worst emulator lateness was ``worst`` ms."""
+    return {"attempt": attempt, "started_at": "t", "earlier_attempts": list(attempts or []),
+            "host": {"steal_pct": 1.0},
+            "stalls": {"stalled": worst > spec.stall_ms, "worst_late_ms": worst, "worst_late_at_s": 1.0,
+                       "late_intervals": 1}}
+
+
 def test_stalled_runs_are_repeated_and_reported(tmp_path, monkeypatch):
     """A run whose emulator stalled (worst lateness > stall_retry.late_ms) is redone at
     most `repeats` times; campaign-status.json says which were repeated and which are
@@ -172,11 +180,7 @@ def test_stalled_runs_are_repeated_and_reported(tmp_path, monkeypatch):
     def fake_run_one(spec, run_dir, attempts=None):
         n = len(attempts or []) + 1
         calls.append((spec.run_id, n))
-        worst = 40.0 if spec.run_id == always or n == 1 else 0.3
-        return {"attempt": n, "started_at": "t", "earlier_attempts": list(attempts or []),
-                "host": {"steal_pct": 1.0},
-                "stalls": {"stalled": worst > spec.stall_ms, "worst_late_ms": worst, "worst_late_at_s": 1.0,
-                           "late_intervals": 1}}
+        return _fake_meta(spec, n, attempts, worst=40.0 if spec.run_id == always or n == 1 else 0.3)
 
     monkeypatch.setattr(campaign, "run_one", fake_run_one)
     monkeypatch.setattr(campaign, "sweep", lambda: [])
@@ -238,11 +242,7 @@ def test_interrupted_campaign_writes_its_status(tmp_path, monkeypatch):
             os.kill(os.getpid(), signal.SIGTERM)  # arrives while the 3rd run is running
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / campaign.DONE).write_text("")
-        worst = 40.0 if n_calls[0] == 1 else 0.3  # the first run stalls once: repeated
-        return {"attempt": n, "started_at": "t", "earlier_attempts": list(attempts or []),
-                "host": {"steal_pct": 1.0},
-                "stalls": {"stalled": worst > spec.stall_ms, "worst_late_ms": worst, "worst_late_at_s": 1.0,
-                           "late_intervals": 1}}
+        return _fake_meta(spec, n, attempts, worst=40.0 if n_calls[0] == 1 else 0.3)  # 1st run stalls once
 
     monkeypatch.setattr(campaign, "run_one", fake_run_one)
     monkeypatch.setattr(campaign, "sweep", lambda: [])
