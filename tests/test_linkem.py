@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "capture" / "linkem"))
 import lab  # noqa: E402
 
+
 BIN = lab.LINKEM
 needs_bin = pytest.mark.skipif(not BIN.exists(), reason=f"{BIN} not built (cargo build --release in capture/linkem)")
 _why = lab.can_run()
@@ -100,7 +101,7 @@ def test_shipped_traces_parse(tmp_path):
         assert r.returncode == 1, r.stderr
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # one topology per test: no test sees another's neighbour or queue state
 def topo():
     with lab.Topology(1) as t:
         t.popen(t.server, sys.executable, "-c", ECHO, t.server_ip(0))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import json
 import subprocess
 import tempfile
 import time
@@ -91,6 +92,15 @@ class Topology:
                 self.ns(ns, "ip", "link", "set", ifc, "up")
             self.ns(self.client, "ip", "addr", "add", f"{self.client_ip(i)}/24", "dev", f"c{i}")
             self.ns(self.server, "ip", "addr", "add", f"{self.server_ip(i)}/24", "dev", f"s{i}")
+            # Permanent neighbours: ARP never crosses the emulator. Otherwise a burst sent
+            # while an entry is unresolved (new, or expired between tests) queues behind
+            # ARP and the kernel drops all but unres_qlen_bytes of it before linkem sees it.
+            mac = {ifc: json.loads(self.ns(ns, "ip", "-j", "link", "show", "dev", ifc).stdout)[0]["address"]
+                   for ns, ifc in ((self.client, f"c{i}"), (self.server, f"s{i}"))}
+            self.ns(self.client, "ip", "neigh", "replace", self.server_ip(i), "lladdr", mac[f"s{i}"],
+                    "nud", "permanent", "dev", f"c{i}")
+            self.ns(self.server, "ip", "neigh", "replace", self.client_ip(i), "lladdr", mac[f"c{i}"],
+                    "nud", "permanent", "dev", f"s{i}")
 
     def start_linkem(self, i: int, config: str, log: Path, extra: tuple[str, ...] = (), timeout: float = 5.0) -> subprocess.Popen:
         cfg = self.tmp / f"linkem{i}.json"
