@@ -165,6 +165,24 @@ def test_bernoulli_loss_logged(topo):
     assert not [r for r in rows(log, "down") if r["dropped"] == "1"]
 
 
+def bottleneck_model(rows_in_order: list[dict], rate_bps: float, delay_s: float, queue_packets: int):
+    """What linkem's core should do with these arrivals (its documented rule):
+    FIFO serialisation at `rate_bps` of the L3 size, drop-tail at
+    `queue_packets` packets not yet through the bottleneck, then the delay.
+    Returns {packet_id: scheduled departure or None if it should be dropped}."""
+    out, inflight, tail = {}, [], 0.0
+    for r in rows_in_order:
+        t = float(r["arrival_s"])
+        inflight = [e for e in inflight if e > t]
+        if len(inflight) + 1 > queue_packets:
+            out[int(r["packet_id"])] = None
+            continue
+        tail = max(tail, t) + (int(r["size_bytes"]) - 14) * 8 / rate_bps
+        inflight.append(tail)
+        out[int(r["packet_id"])] = tail + delay_s
+    return out
+
+
 @needs_ns
 def test_rate_and_queue_drops(topo):
     t = topo
@@ -175,16 +193,38 @@ def test_rate_and_queue_drops(topo):
         time.sleep(0.3)
     finally:
         finish(t, p)
-    up = sorted((r for r in rows(log, "up") if int(r["size_bytes"]) == 1014), key=lambda r: int(r["packet_id"]))
+    every = sorted(rows(log, "up"), key=lambda r: int(r["packet_id"]))
+    up = [r for r in every if int(r["size_bytes"]) == 1014]
     assert len(up) == 200
     q = [r for r in up if r["dropped"] == "1"]
     assert q and all(r["reason"] == "queue" for r in q)
+    # The sender may pause (the host is shared), which empties the queue; so
+    # the departures are checked against the model applied to the logged
+    # arrivals, not against an uninterrupted 8 Mbit/s.
+    want = bottleneck_model(every, 8e6, 0.005, 20)
+    near_boundary = 20e-6  # arrivals are logged to the microsecond
+    exits = sorted(d - 0.005 for d in want.values() if d is not None)
+    for r in up:
+        a = float(r["arrival_s"])
+        if any(abs(a - e) < near_boundary for e in exits):
+            continue
+        assert (r["dropped"] == "1") == (want[int(r["packet_id"])] is None), r
+    late = {}
+    for r in up:
+        if r["dropped"] == "0" and want[int(r["packet_id"])] is not None:
+            late[int(r["packet_id"])] = float(r["departure_s"]) - want[int(r["packet_id"])]
+    assert len(late) >= 20
+    lates = sorted(late.values())
+    assert lates[0] > -near_boundary, lates[:3]  # never early
+    assert lates[len(lates) // 2] < 0.0001, lates
+    # A departure more than 1 ms late is a host stall, and linkem must have
+    # recorded it; without one, the whole burst kept the configured rate.
+    stats = json.loads(t.stats_path(0).read_text())["up"]["late"]
+    assert sum(x > 0.001 for x in lates) <= stats["late_events"], (lates[-5:], stats)
+    # Back-to-back departures of a backlogged queue are one serialisation time apart.
     deps = sorted(float(r["departure_s"]) for r in up if r["dropped"] == "0")
     gaps = sorted(b - a for a, b in zip(deps, deps[1:]))
     assert abs(gaps[len(gaps) // 2] - 0.001) < 0.0001, gaps[len(gaps) // 2]
-    # The forwarded ones leave at ~8 Mbit/s overall.
-    span = deps[-1] - deps[0]
-    assert abs((len(deps) - 1) * 1000 * 8 / span / 1e6 - 8) < 0.5
 
 
 @needs_ns
@@ -200,8 +240,13 @@ def test_outage(topo):
     assert len(up) == 200
     flags = "".join("x" if r["dropped"] == "1" else "." for r in up)
     assert set(r["reason"] for r in up if r["dropped"] == "1") == {"outage"}
-    # one contiguous window of ~0.5 s (sleep granularity makes it ~40-50 packets)
-    assert flags.strip(".").count(".") == 0, flags
-    assert 30 <= flags.count("x") <= 52, flags
-    down = [r["arrival_s"] for r in up if r["dropped"] == "1"]
-    assert abs(float(down[-1]) - float(down[0]) - 0.5) < 0.05
+    # One contiguous window of 0.5 s. The sender's pace is the host's (it may
+    # pause), so the window is checked from the logged arrivals: the dropped
+    # ones fit in 0.5 s and the forwarded ones around them leave no room for
+    # a window of 0.5 s that would have caught one of them.
+    assert flags.strip(".").count(".") == 0 and "x" in flags, flags
+    arr = [float(r["arrival_s"]) for r in up]
+    first, last = flags.index("x"), flags.rindex("x")
+    assert arr[last] - arr[first] <= 0.5 + 1e-5
+    assert 0 < first and last < len(up) - 1, flags  # the run spans the window
+    assert arr[last + 1] - arr[first - 1] >= 0.5 - 1e-5, (arr[first - 1], arr[last + 1])
