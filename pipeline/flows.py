@@ -423,9 +423,9 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
         ref = idsn_of.get(cid)
         if ref is None:
             ref = int(m["mp_dsn_raw"][0]) - 1
-        rel = mptcp.relative_dsn(m["mp_dsn_raw"].to_numpy(), m["mp_dsn64"].fill_null(1).to_numpy(), int(ref))
+        rel = mptcp.relative_dsn(m["mp_dsn_raw"], m["mp_dsn64"].fill_null(1), int(ref) % (1 << 64))
         parts.append(m.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
-                              pl.Series("map_dsn", rel, dtype=pl.Int64)))
+                              rel.alias("map_dsn")))
     del maps
     maps = pl.concat(parts).unique(["stream", "map_ssn", "map_dsn"]).sort("map_ssn")
     del parts

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 
-import numpy as np
 import polars as pl
 
 
@@ -177,10 +176,8 @@ def ofo_delays(p: pl.DataFrame) -> pl.DataFrame:
     )
     out = []
     for _, g in d.group_by(CONN, maintain_order=True):
-        ready = _in_order_times(
-            g["time_s"].to_numpy(), g["dsn_rel"].to_numpy(), g["payload_bytes"].to_numpy().astype(np.int64)
-        )
-        out.append(g.with_columns(in_order_s=pl.Series(ready)))
+        ready = _in_order_times(g["time_s"].to_list(), g["dsn_rel"].to_list(), g["payload_bytes"].to_list())
+        out.append(g.with_columns(in_order_s=pl.Series(ready, dtype=pl.Float64)))
     if not out:
         return pl.DataFrame(schema={"frame": pl.UInt32, "stream": pl.UInt32, "conn_id": pl.Int32, "direction": pl.Utf8,
                                     "arrival_s": pl.Float64, "dsn_rel": pl.Int64, "ofo_delay_ms": pl.Float64})
@@ -190,22 +187,20 @@ def ofo_delays(p: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _in_order_times(t: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Time each packet's first byte became in order (NaN if never), in arrival order.
+def _in_order_times(times: list[float], starts: list[int], lengths: list[int]) -> list[float | None]:
+    """Time each packet's first byte became in order (None if never), in arrival order.
 
     The in-order point starts at the lowest DSN of the connection's data (byte 1 when
     the IDSN is known). A packet at or below it is in order on arrival and moves it
     forward; others wait in a heap until it reaches them.
     """
-    n = t.size
-    ready = np.full(n, np.nan)
+    n = len(times)
+    ready: list[float | None] = [None] * n
     if n == 0:
         return ready
-    frontier = int(min(1, start.min()))
+    frontier = min(1, min(starts))
     waiting: list[tuple[int, int]] = []
-    starts = start.tolist()
-    ends = (start + length).tolist()
-    times = t.tolist()
+    ends = [s + n_ for s, n_ in zip(starts, lengths)]
     for i in range(n):
         if starts[i] <= frontier:
             ready[i] = times[i]

@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 import struct
 
-import numpy as np
+import polars as pl
 
 _TWO32 = 1 << 32
+_LOW32 = _TWO32 - 1
 
 
 def _digest(key: int, version: int) -> bytes:
@@ -27,46 +28,41 @@ def idsn(key: int, version: int) -> int:
     return struct.unpack("!Q", d[-8:])[0]
 
 
-def unwrap32(values: np.ndarray) -> np.ndarray:
-    """Unwrap a sequence of 32-bit sequence numbers (in packet order) into int64.
+def unwrap32(values: pl.Series) -> pl.Series:
+    """Unwrap a sequence of 32-bit sequence numbers (in packet order) into Int64.
 
     A step of more than 2^31 backwards is a wrap forwards and vice versa, as in TCP.
     """
-    v = values.astype(np.int64)
-    if v.size == 0:
-        return v
-    d = np.diff(v)
-    steps = np.zeros(v.size, dtype=np.int64)
-    steps[1:] = np.cumsum((d < -(1 << 31)).astype(np.int64) - (d > (1 << 31)).astype(np.int64))
+    v = values.cast(pl.Int64)
+    d = v.diff().fill_null(0)
+    steps = ((d < -(1 << 31)).cast(pl.Int64) - (d > (1 << 31)).cast(pl.Int64)).cum_sum()
     return v + steps * _TWO32
 
 
-def relative_dsn(raw: np.ndarray, is64: np.ndarray, ref: int) -> np.ndarray:
-    """DSNs relative to ``ref`` (the sender's IDSN), as int64, first data byte = 1.
+def relative_dsn(raw: pl.Series, is64: pl.Series, ref: int) -> pl.Series:
+    """DSNs relative to ``ref`` (the sender's IDSN), as Int64, first data byte = 1.
 
     ``raw`` holds the DSS field as captured (64- or 32-bit per ``is64``), in packet
     order. 64-bit values are exact modulo 2^64; 32-bit ones are placed relative to
     the IDSN and unwrapped in packet order, which is exact while the connection
     moves less than 2 GiB between two consecutive 32-bit mappings.
     """
-    raw = raw.astype(np.uint64)
-    out = np.empty(raw.size, dtype=np.int64)
-    m64 = is64.astype(bool)
-    with np.errstate(over="ignore"):
-        out[m64] = (raw[m64] - np.uint64(ref)).view(np.int64)
-        low = (raw[~m64] - np.uint64(ref & 0xFFFFFFFF)) & np.uint64(0xFFFFFFFF)
-    if (~m64).any():
-        rel32 = unwrap32(low)
-        # Put the first 32-bit mapping in the window nearest the 64-bit ones, if any.
-        if m64.any():
-            anchor = out[m64][0]
-            shift = ((anchor - rel32[0]) + (1 << 31)) // _TWO32 * _TWO32
-            rel32 = rel32 + shift
-        out[~m64] = rel32
-    return out
+    raw = raw.cast(pl.UInt64)
+    m64 = is64.cast(pl.Boolean)
+    # polars' unsigned arithmetic wraps: modulo 2^64, read back as signed
+    rel64 = (raw - pl.Series([ref], dtype=pl.UInt64)).reinterpret(signed=True)
+    if m64.all():
+        return rel64
+    low = (raw.filter(~m64).cast(pl.Int64) - (ref & _LOW32)) & _LOW32
+    rel32 = unwrap32(low)
+    if m64.any():
+        # Put the first 32-bit mapping in the window nearest the 64-bit ones.
+        anchor = rel64.filter(m64)[0]
+        rel32 = rel32 + ((anchor - rel32[0]) + (1 << 31)) // _TWO32 * _TWO32
+    return rel64.scatter(m64.not_().arg_true(), rel32)
 
 
-def absolute_dsn(rel: np.ndarray, ref: np.ndarray | int) -> np.ndarray:
+def absolute_dsn(rel: pl.Series, ref: pl.Series | int) -> pl.Series:
     """Relative DSNs back to absolute 64-bit ones (modulo 2^64)."""
-    with np.errstate(over="ignore"):
-        return rel.astype(np.int64).view(np.uint64) + np.asarray(ref, dtype=np.uint64)
+    ref = ref.cast(pl.UInt64) if isinstance(ref, pl.Series) else pl.Series([ref], dtype=pl.UInt64)
+    return rel.cast(pl.Int64).reinterpret(signed=False) + ref

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-import numpy as np
 import polars as pl
 
 SUB = ["stream", "direction"]
@@ -41,7 +40,7 @@ def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
         pl.col("rel_seq").alias("ssn_rel"), "payload_bytes", "dsn_rel",
         pl.col("retx").alias("retransmission"),
     )
-    d = d.with_columns(reinjection=pl.Series(_reinjections(d), dtype=pl.Boolean))
+    d = d.with_columns(reinjection=_reinjections(d))
     carried = d.select(SUB).unique()
     acks = (
         # an ACK travelling up acknowledges the down direction's data, and vice versa
@@ -75,15 +74,17 @@ def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _reinjections(d: pl.DataFrame) -> np.ndarray:
+def _reinjections(d: pl.DataFrame) -> pl.Series:
     """Per data row (in frame order): were any of its DSN bytes carried earlier, in
     this trace, by another subflow of the same connection and direction?"""
-    out = np.zeros(d.height, dtype=bool)
+    out: list[bool] | None = None
     m = d.with_row_index("_i").filter(pl.col("dsn_rel").is_not_null(), pl.col("conn_id").is_not_null())
     for _, g in m.group_by(["conn_id", "direction"], maintain_order=True):
         if g["stream"].n_unique() < 2 or not _cross_overlap(g):
             continue  # no byte carried by two subflows: no reinjection (the usual case, found without a loop)
-        idx = g["_i"].to_numpy()
+        if out is None:
+            out = [False] * d.height
+        idx = g["_i"].to_list()
         streams = g["stream"].to_list()
         starts = g["dsn_rel"].to_list()
         ends = (g["dsn_rel"] + g["payload_bytes"].cast(pl.Int64)).to_list()
@@ -92,7 +93,9 @@ def _reinjections(d: pl.DataFrame) -> np.ndarray:
             s, e, sf = starts[k], ends[k], streams[k]
             out[idx[k]] = any(iv.overlaps(s, e) for st, iv in seen.items() if st != sf)
             seen.setdefault(sf, _Intervals()).add(s, e)
-    return out
+    if out is None:  # the usual case: no loop ran, no list of a row each
+        return pl.repeat(False, d.height, dtype=pl.Boolean, eager=True)
+    return pl.Series(out, dtype=pl.Boolean)
 
 
 def _cross_overlap(g: pl.DataFrame) -> bool:

@@ -225,14 +225,14 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
         idsn = sf.select("conn_id", "server_idsn", "client_idsn").unique("conn_id")
         ofo = ofo.join(path_of, on="stream", how="left").join(idsn, on="conn_id", how="left").with_columns(
             ref=pl.when(pl.col("direction") == "down").then("server_idsn").otherwise("client_idsn"))
-        dsn = mptcp.absolute_dsn(ofo["dsn_rel"].to_numpy(), ofo["ref"].fill_null(0).to_numpy())
+        dsn = mptcp.absolute_dsn(ofo["dsn_rel"], ofo["ref"].fill_null(0))
         never = ofo.filter(pl.col("ofo_delay_ms").is_null()).height
         if never:
             problems.append(problem(run_id, source, "metrics",
                                     f"{never} packets never became in order (a gap in the trace); their OFO delay is empty"))
         out["ofo_samples"] = schema.conform(
             "ofo_samples",
-            ofo.with_columns(dsn=pl.Series(dsn, dtype=pl.UInt64), subflow_id=pl.col("stream"),
+            ofo.with_columns(dsn=dsn, subflow_id=pl.col("stream"),
                              **{k: pl.lit(v) for k, v in ids.items()}),
         )
     return out
