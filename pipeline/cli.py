@@ -114,6 +114,15 @@ def cmd_analyze(a: argparse.Namespace) -> int:
     inputs, notes = _plan(a.inputs)
     for n in notes:
         print(n, file=sys.stderr)
+    # The database's copy (DuckDB import, schema, views) is made while we analyse.
+    prepared = store.prepare(a.db)
+    try:
+        return _analyze_into(a, inputs, pm, prepared)
+    finally:
+        prepared.discard()
+
+
+def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str], prepared: store.Prepared) -> int:
     parts, used = [], 0
     keys = store.Keys()
     runs_seen: dict[str, Path] = {}
@@ -136,7 +145,7 @@ def cmd_analyze(a: argparse.Namespace) -> int:
         print(f"nothing usable in {len(inputs)} input(s): {a.db} {state}", file=sys.stderr)
         return 1
     try:
-        store.upsert(merged, a.db, keys)
+        store.upsert(merged, a.db, keys, prepared)
     except store.StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 # Which runs belong to which paper: a regular expression on runs.campaign.
 PAPER_CAMPAIGNS = {
@@ -355,6 +357,7 @@ def install(con: duckdb.DuckDBPyConnection, temp: bool = False) -> None:
 
 def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     """Open the lab's DuckDB file read-only with the derived layer of this version."""
+    import duckdb  # here, not at the top: `pipeline analyze` imports it off its critical path
     con = duckdb.connect(str(path), read_only=True)
     try:
         install(con, temp=True)

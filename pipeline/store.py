@@ -13,7 +13,10 @@ The DuckDB file is a store, not a scratch file:
   second writer waits for the first, then applies its rows to the first one's result;
 * each write builds a copy next to the database and renames it into place, so a
   reader never sees half a write and a killed writer leaves the old file intact; the
-  temporary files of killed writers are removed by the next writer.
+  temporary files of killed writers are removed by the next writer;
+* ``prepare`` builds that copy (schema and views in place) while the caller is still
+  analysing, without the lock; under the lock the write uses it only if the database
+  is still the file it was copied from, else it starts over from the current one.
 """
 from __future__ import annotations
 
@@ -23,15 +26,26 @@ import os
 import shutil
 import stat
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import polars as pl
 
 from . import derived, schema
+
+if TYPE_CHECKING:
+    import duckdb
+
+
+def _duckdb():
+    """DuckDB, imported on first use: ``prepare`` imports it in its thread, off the
+    analysis' path (the import is ~30 ms of a ~0.5 s pcap -> DuckDB call)."""
+    import duckdb
+    return duckdb
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 LOCK_WAIT_S = 600.0
@@ -193,6 +207,7 @@ def check_db_target(db: str | os.PathLike) -> Path:
         raise StoreError(f"{name}: is read-only (mode {stat.S_IMODE(st.st_mode):04o}); nothing written")
     if not os.access(real.parent, os.W_OK | os.X_OK):
         raise StoreError(f"{name}: its folder {real.parent} is not writable")
+    duckdb = _duckdb()
     try:
         con = duckdb.connect(str(real), read_only=True)
     except duckdb.Error as e:
@@ -262,9 +277,19 @@ def _temp_names(db: Path) -> list[Path]:
     return sorted(db.parent.glob(f".{db.name}.*.tmp")) + sorted(db.parent.glob(f".{db.name}.*.tmp.wal"))
 
 
+def _temp_pid(tmp: Path, db: Path) -> int | None:
+    """The writer's pid in a temporary file's name (``.<db>.<pid>-<hex>.tmp``)."""
+    head = tmp.name[len(db.name) + 2:].split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
 def _clean_stale_temps(db: Path) -> None:
-    """Under the writer lock every temporary file of ``db`` is a killed writer's."""
+    """Under the writer lock, a temporary file is a killed writer's, unless its writer
+    is alive: that one is a copy ``prepare`` is building ahead of taking the lock."""
     for f in _temp_names(db):
+        pid = _temp_pid(f, db)
+        if pid is not None and _pid_alive(pid):
+            continue
         try:
             f.unlink()
             print(f"{db}: removed {f.name}, left by an interrupted write", file=sys.stderr)
@@ -331,22 +356,54 @@ def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
 
 # Columns that one trace's rows share: inserted as constants when they hold one value.
 _CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
+# The two tables with a row per packet or sample: each inserted by its own DuckDB
+# connection, in parallel with the rest (most of a write's time is DuckDB compressing
+# and writing these two).
+_BIG_TABLES = ("seq_packets", "rtt_samples")
+
+
+def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame) -> None:
+    df = schema.conform(name, df)
+    if not df.height:
+        return
+    # A column with one value (a trace's run_id, trace, vantage) goes in as an SQL
+    # constant: exported to Arrow it would be repeated on each of millions of rows.
+    consts = {c: df[c][0] for c in _CONSTANT_CANDIDATES
+              if c in df.columns and df[c].null_count() == 0 and df[c].n_unique() == 1}
+    cols = [c for c in df.columns if c not in consts]
+    frame = f"_frame_{name}"
+    con.register(frame, _Arrow(df.select(cols)))
+    names = ", ".join(f'"{c}"' for c in [*cols, *consts])
+    values = ", ".join([*(f'"{c}"' for c in cols), *("?" for _ in consts)])
+    con.execute(f'INSERT INTO "{name}" ({names}) SELECT {values} FROM {frame}', list(consts.values()))
+    con.unregister(frame)
 
 
 def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame]) -> None:
-    for name in schema.TABLES:
-        df = schema.conform(name, tables.get(name, schema.empty(name)))
-        if df.height:
-            # A column with one value (a trace's run_id, trace, vantage) goes in as an SQL
-            # constant: exported to Arrow it would be repeated on each of millions of rows.
-            consts = {c: df[c][0] for c in _CONSTANT_CANDIDATES
-                      if c in df.columns and df[c].null_count() == 0 and df[c].n_unique() == 1}
-            cols = [c for c in df.columns if c not in consts]
-            con.register("_frame", _Arrow(df.select(cols)))
-            names = ", ".join(f'"{c}"' for c in [*cols, *consts])
-            values = ", ".join([*(f'"{c}"' for c in cols), *("?" for _ in consts)])
-            con.execute(f'INSERT INTO "{name}" ({names}) SELECT {values} FROM _frame', list(consts.values()))
-            con.unregister("_frame")
+    big = [n for n in _BIG_TABLES if n in tables and tables[n].height]
+    errors: list[BaseException] = []
+
+    def insert_big(name: str) -> None:
+        try:
+            with con.cursor() as cur:
+                _insert_one(cur, name, tables[name])
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=insert_big, args=(n,), name=f"insert {n}") for n in big]
+    for t in threads:
+        t.start()
+    try:
+        con.execute("BEGIN TRANSACTION")  # one commit for the small tables, not one each
+        for name in schema.TABLES:
+            if name not in big:
+                _insert_one(con, name, tables.get(name, schema.empty(name)))
+        con.execute("COMMIT")
+    finally:
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
 
 
 def _fsync(path: Path) -> None:
@@ -357,45 +414,139 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys) -> Path:
+def _identity(real: Path) -> tuple | None:
+    """What tells one version of the database file from another (None: no file)."""
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, Path(f"{real}.wal").exists()
+
+
+def _new_temp(real: Path) -> Path:
+    return real.with_name(f".{real.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+
+
+def _remove_temp(tmp: Path) -> None:
+    for f in (tmp, Path(f"{tmp}.wal")):
+        f.unlink(missing_ok=True)
+
+
+def _open_copy(real: Path, tmp: Path) -> duckdb.DuckDBPyConnection:
+    """``tmp`` as a copy of ``real`` (or new), open, with every table of this version."""
+    duckdb = _duckdb()
+    if real.exists():
+        if Path(f"{real}.wal").exists():
+            # committed rows still in DuckDB's log (a writer of its own): fold them in first
+            con = duckdb.connect(str(real))
+            con.execute("CHECKPOINT")
+            con.close()
+        shutil.copy2(real, tmp)
+    con = duckdb.connect(str(tmp))
+    try:
+        _ensure_schema(con)
+        derived.install(con)  # the run-level views a `duckdb lab.duckdb` user selects from
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+class Prepared:
+    """The copy a write will fill, built in a thread while the caller analyses: DuckDB
+    imported, the database copied (or created), schema and views in place. Without the
+    lock, so another writer may replace the database meanwhile: ``upsert`` then drops
+    this copy and starts from the current file. Its temporary file carries our pid, so
+    other writers leave it alone while we live and remove it once we are gone."""
+
+    def __init__(self, db: str | os.PathLike) -> None:
+        self.real = Path(os.path.realpath(db))
+        self.tmp = _new_temp(self.real)
+        self.base: tuple | None = None
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._build, name="store.prepare", daemon=True)
+        self._thread.start()
+
+    def _build(self) -> None:
+        try:
+            with self._lock:
+                if self._closed or not self.real.parent.is_dir():
+                    return  # a folder made only if something is written
+                base = _identity(self.real)
+                if base is not None and base[3]:
+                    return  # a DuckDB log to fold in: left to the locked path
+                con = _open_copy(self.real, self.tmp)
+                if _identity(self.real) != base:  # replaced while we copied
+                    con.close()
+                    _remove_temp(self.tmp)
+                    return
+                self.con, self.base = con, base
+        except Exception:  # noqa: BLE001 - only a head start: the locked path redoes it and reports
+            _remove_temp(self.tmp)
+
+    def take(self, real: Path) -> tuple[Path, duckdb.DuckDBPyConnection] | None:
+        """The copy, if it is still a copy of ``real`` as it is now; else None (discarded)."""
+        self._thread.join()
+        with self._lock:
+            if self.con is not None and real == self.real and _identity(real) == self.base:
+                con, self.con, self._closed = self.con, None, True
+                return self.tmp, con
+        self.discard()
+        return None
+
+    def discard(self) -> None:
+        """Remove the copy (nothing to write, an error, or a stale base)."""
+        with self._lock:
+            self._closed = True
+            if self.con is not None:
+                self.con.close()
+                self.con = None
+            _remove_temp(self.tmp)
+
+
+def prepare(db: str | os.PathLike) -> Prepared:
+    """Start building the copy that ``upsert(..., prepared=)`` will fill (see ``Prepared``)."""
+    return Prepared(db)
+
+
+def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,
+           prepared: Prepared | None = None) -> Path:
     """Replace the rows of ``keys`` in ``db`` by ``tables``' rows, keep every other row
     and table; create ``db`` (with every table) when it does not exist.
 
     ``db`` is checked again (it may have changed since the caller's check) and the
-    write is atomic; see the module docstring.
+    write is atomic; see the module docstring. ``prepared`` (from ``prepare(db)``): the
+    copy to use if the database has not changed since it was made.
     """
-    real = check_db_target(db)
-    real.parent.mkdir(parents=True, exist_ok=True)
-    with _writer_lock(real):
-        _clean_stale_temps(real)
-        real = check_db_target(db)  # another writer may have made it meanwhile
-        tmp = real.with_name(f".{real.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
-        try:
-            if real.exists():
-                if Path(f"{real}.wal").exists():
-                    # committed rows still in DuckDB's log (a writer of its own): fold them in first
-                    con = duckdb.connect(str(real))
-                    con.execute("CHECKPOINT")
-                    con.close()
-                shutil.copy2(real, tmp)
-            con = duckdb.connect(str(tmp))
+    try:
+        real = check_db_target(db)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        with _writer_lock(real):
+            _clean_stale_temps(real)
+            real = check_db_target(db)  # another writer may have made it meanwhile
+            ready = prepared.take(real) if prepared else None
+            tmp, con = ready if ready else (_new_temp(real), None)
             try:
-                con.execute("BEGIN TRANSACTION")
-                _ensure_schema(con)
-                _delete(con, keys)
-                _insert(con, tables)
-                derived.install(con)  # the run-level views a `duckdb lab.duckdb` user selects from
-                con.execute("COMMIT")
-                con.execute("CHECKPOINT")
-            finally:
-                con.close()
-            _fsync(tmp)
-            os.replace(tmp, real)
-            _fsync(real.parent)
-        except BaseException:
-            for f in (tmp, Path(f"{tmp}.wal")):
-                f.unlink(missing_ok=True)
-            raise
+                if con is None:
+                    con = _open_copy(real, tmp)
+                try:
+                    # No transaction: a failed write leaves only the temporary file, removed below.
+                    _delete(con, keys)
+                    _insert(con, tables)
+                    con.execute("CHECKPOINT")
+                finally:
+                    con.close()
+                _fsync(tmp)
+                os.replace(tmp, real)
+                _fsync(real.parent)
+            except BaseException:
+                _remove_temp(tmp)
+                raise
+    finally:
+        if prepared:
+            prepared.discard()
     return real
 
 

@@ -172,7 +172,9 @@ def test_writer_waits_for_the_lock_and_cleans_stale_temporaries(runs, tmp_path):
     a, b, _ = runs
     db = tmp_path / "lab.duckdb"
     assert cli("analyze", "-q", str(a), "--db", str(db)).returncode == 0
-    stale = [tmp_path / ".lab.duckdb.4242-deadbeef.tmp", tmp_path / ".lab.duckdb.4242-deadbeef.tmp.wal"]
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid whose process is gone: its temporaries are a killed writer's
+    stale = [tmp_path / f".lab.duckdb.{gone.pid}-deadbeef.tmp", tmp_path / f".lab.duckdb.{gone.pid}-deadbeef.tmp.wal"]
     for f in stale:
         f.write_bytes(b"half a write")
     fd = os.open(tmp_path / ".lab.duckdb.lock", os.O_RDWR)
@@ -188,6 +190,70 @@ def test_writer_waits_for_the_lock_and_cleans_stale_temporaries(runs, tmp_path):
     assert p.wait(timeout=60) == 0, rest
     assert not any(f.exists() for f in stale)
     assert set(counts(db)) == {"run-a", "run-b"}
+
+
+def temporaries(folder: Path) -> list[str]:
+    return sorted(f.name for f in folder.glob(".*.tmp*"))
+
+
+def loose_write(loose: Path):
+    t, keys = tables.analyze_pcap(loose)
+    return t, store.Keys(traces=keys)
+
+
+def test_a_prepared_copy_is_used_when_the_database_is_unchanged(runs, tmp_path, monkeypatch):
+    a, _, loose = runs
+    db = tmp_path / "lab.duckdb"
+    assert cli("analyze", "-q", str(a), "--db", str(db)).returncode == 0
+    opened = []
+    real_open = store._open_copy
+    monkeypatch.setattr(store, "_open_copy", lambda *x: opened.append(x) or real_open(*x))
+    prepared = store.prepare(db)
+    t, keys = loose_write(loose)
+    store.upsert(t, db, keys, prepared=prepared)
+    assert len(opened) == 1, "the prepared copy was filled, not a second one made"
+    assert set(counts(db)) == {"run-a", "loose-server"}
+    assert temporaries(tmp_path) == []
+
+
+def test_a_prepared_copy_of_a_database_changed_meanwhile_is_dropped(runs, tmp_path):
+    a, b, loose = runs
+    db = tmp_path / "lab.duckdb"
+    assert cli("analyze", "-q", str(a), "--db", str(db)).returncode == 0
+    prepared = store.prepare(db)  # a copy holding run-a only
+    prepared._thread.join()
+    assert prepared.tmp.exists()
+    # Another process writes meanwhile; it cleans killed writers' temporaries but not
+    # the copy of a writer that is alive (this one).
+    assert cli("analyze", "-q", str(b), "--db", str(db)).returncode == 0
+    assert prepared.tmp.exists()
+    t, keys = loose_write(loose)
+    store.upsert(t, db, keys, prepared=prepared)
+    assert set(counts(db)) == {"run-a", "run-b", "loose-server"}, "run-b, written meanwhile, is kept"
+    assert temporaries(tmp_path) == []
+
+
+def test_a_prepared_copy_never_creates_the_database_or_its_folder(runs, tmp_path):
+    _, _, loose = runs
+    prepared = store.prepare(tmp_path / "new" / "lab.duckdb")
+    prepared._thread.join()
+    prepared.discard()
+    assert not (tmp_path / "new").exists()
+    prepared = store.prepare(tmp_path / "lab.duckdb")
+    prepared._thread.join()
+    prepared.discard()
+    assert temporaries(tmp_path) == [] and not (tmp_path / "lab.duckdb").exists()
+
+
+def test_an_interrupted_analysis_leaves_no_temporary_file(runs, tmp_path, monkeypatch):
+    from pipeline import cli as pipeline_cli
+
+    def interrupted(*_):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pipeline_cli.tables, "analyze_run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pipeline_cli.main(["analyze", "-q", str(runs[0]), "--db", str(tmp_path / "lab.duckdb")])
+    assert temporaries(tmp_path) == [] and not (tmp_path / "lab.duckdb").exists()
 
 
 def test_load_is_an_upsert_and_reads_tables_written_before_directions(runs, tmp_path):
