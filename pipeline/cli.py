@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from tqdm import tqdm
 
 from . import extract, schema, store, tables
 
@@ -49,9 +48,13 @@ def _path_map(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _report(t: dict[str, pl.DataFrame]) -> None:
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _report(t: dict[str, pl.DataFrame], say=_say) -> None:
     for r in t["problems"].iter_rows(named=True):
-        tqdm.write(f"{r['source']}: {r['reason']}", file=sys.stderr)
+        say(f"{r['source']}: {r['reason']}")
 
 
 def _usable(t: dict[str, pl.DataFrame]) -> bool:
@@ -126,7 +129,12 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
     parts, used = [], 0
     keys = store.Keys()
     runs_seen: dict[str, Path] = {}
-    for item in tqdm(inputs, desc="analyze", unit="file", disable=a.quiet or None, file=sys.stderr):
+    items, say = inputs, _say
+    if not a.quiet:  # imported only for a bar: tqdm is ~5 ms of a ~0.5 s call
+        from tqdm import tqdm
+        items = tqdm(inputs, desc="analyze", unit="file", disable=None, file=sys.stderr)
+        say = lambda m: tqdm.write(m, file=sys.stderr)  # noqa: E731 - above the bar, not through it
+    for item in items:
         t, k = _analyze_safely(item, a.vantage, pm, a.decoder)
         clash = k.runs & set(runs_seen)
         if clash:
@@ -134,7 +142,7 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
             print(f"{item}: run id {r!r} is also run folder {runs_seen[r]} in this call; skipped", file=sys.stderr)
             continue
         runs_seen.update({r: item for r in k.runs})
-        _report(t)
+        _report(t, say)
         used += _usable(t)
         keys.runs |= k.runs
         keys.traces |= k.traces

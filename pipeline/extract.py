@@ -34,8 +34,9 @@ DEFAULT_DECODER = "native"
 # than a 64k-row one (benchmarks/pipeline_bench.py), with no cost downstream.
 CHUNK_ROWS = 1 << 13
 # Batches per piece when the caller narrows the table as it is decoded (``compact``):
-# memory then holds ~256k rows of the decoder's full-width columns at a time.
-PIECE_BATCHES = 32
+# memory then holds ~64k rows of the decoder's full-width columns at a time, and the
+# decoder thread decodes the next piece while polars narrows this one.
+PIECE_BATCHES = 8
 
 
 class DecoderUnavailable(RuntimeError):
