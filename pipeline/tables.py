@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -107,6 +108,15 @@ def _receiver(direction: str) -> str:
     return "client" if direction == "down" else "server"
 
 
+def _in_background(fn, *args) -> Future:
+    """``fn(*args)`` started in a thread of its own."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix=fn.__name__)
+    try:
+        return pool.submit(fn, *args)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with its one task
+
+
 def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
                  path_map: dict[str, str], problems: list[dict]) -> Tables:
     """Rows per subflow/connection and direction that carried data. Loss and RTT come
@@ -120,6 +130,10 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     receiving = [d for d in schema.DIRECTIONS if vantage == _receiver(d)]
 
     data = metrics.retransmissions(p)
+    # The time-sequence rows (the biggest table) are built in a thread while the
+    # metrics below are computed: polars releases the GIL, and its operations on one
+    # trace leave a second core mostly idle.
+    seq = _in_background(seqgraph.seq_packets, p, data)
     counts = metrics.loss_rate(data)
     share = metrics.traffic_share(p)
     # impossible timestamps: the time-based metrics' tables, empty
@@ -211,7 +225,7 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     out: Tables = {
         "connections": schema.conform("connections", conns),
         "subflows": schema.conform("subflows", sub),
-        "seq_packets": schema.conform("seq_packets", seqgraph.seq_packets(p, data).with_columns(
+        "seq_packets": schema.conform("seq_packets", seq.result().with_columns(
             **{k: pl.lit(v) for k, v in ids.items()})),
     }
     if rtt is not None:

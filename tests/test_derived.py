@@ -198,3 +198,30 @@ def test_every_definition_cites_what_it_is():
     for source in ("Chen §3.3", "CS244", "Deng", "Ferlin", "D-ITG"):
         assert source in docs, source
     assert pl.Series([d.name for d in derived.definitions({})]).is_unique().all()
+
+
+class Counting:
+    """A connection that counts the statements run through it."""
+
+    def __init__(self, con):
+        self.con, self.statements = con, []
+
+    def execute(self, sql, *args):
+        self.statements.append(sql)
+        return self.con.execute(sql, *args)
+
+
+def test_install_leaves_views_of_this_version_and_replaces_older_ones(tmp_path, monkeypatch):
+    db = store.write_duckdb({}, tmp_path / "lab.duckdb")
+    con = Counting(duckdb.connect(str(db)))
+    version = derived.installed_version(con)
+    defs = derived.definitions(derived._columns(con))
+    assert version == derived.fingerprint(defs)
+    derived.install(con)  # this version's already: nothing created
+    assert not [s for s in con.statements if s.startswith("CREATE")]
+    changed = [derived.Definition(d.name, d.kind, d.sql + " " if d.kind == "view" else d.sql, d.doc) for d in defs]
+    monkeypatch.setattr(derived, "definitions", lambda cols: changed)
+    derived.install(con)  # another version's definitions: all replaced, with their fingerprint
+    assert len([s for s in con.statements if s.startswith("CREATE")]) == len(changed) + 1
+    assert derived.installed_version(con) == derived.fingerprint(changed) != version
+    con.con.close()

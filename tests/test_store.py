@@ -294,3 +294,17 @@ def test_help_states_the_store_semantics():
     for words in ("store", "replaces that run's rows", "untouched", "lock", "refused"):
         assert words in out, words
     assert "replaces its own rows" in cli("load", "--help").stdout
+
+
+def test_a_database_checked_once_is_checked_again_when_it_changes(runs, tmp_path):
+    a, _, _ = runs
+    db = tmp_path / "lab.duckdb"
+    assert cli("analyze", "-q", str(a), "--db", str(db)).returncode == 0
+    assert store.check_db_target(db) == db  # ours: remembered with the file's identity
+    foreign = tmp_path / "foreign.duckdb"
+    con = duckdb.connect(str(foreign))
+    con.execute("CREATE TABLE runs (name VARCHAR, score DOUBLE)")
+    con.close()
+    os.replace(foreign, db)  # someone else's database under the same name
+    with pytest.raises(store.StoreError, match="not the lab's"):
+        store.check_db_target(db)
