@@ -81,11 +81,13 @@ def _snap_length(c: Checked) -> None:
 
 
 def _timestamps(c: Checked, now_s: float) -> None:
-    t = c.packets.select(pl.col("time_s").sort_by("frame").fill_null(0.0)).to_series()
+    p = c.packets
+    t = (p["time_s"] if p["frame"].is_sorted() else p.select(pl.col("time_s").sort_by("frame"))
+         .to_series()).fill_null(0.0)
     if t.len() < 2:
         return
     why = None
-    if t.n_unique() == 1:
+    if t.min() == t.max():
         why = f"every packet has the same timestamp ({t[0]:.6f})"
     else:
         old = (t < PLAUSIBLE_FROM_S).sum()

@@ -575,12 +575,14 @@ def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,
             real = check_db_target(db)  # another writer may have made it meanwhile
             ready = prepared.take(real) if prepared else None
             tmp, con = ready if ready else (_new_temp(real), None)
+            new = not real.exists()  # a new database has no rows to replace
             try:
                 if con is None:
                     con = _open_copy(real, tmp)
                 try:
                     # No transaction: a failed write leaves only the temporary file, removed below.
-                    _delete(con, keys)
+                    if not new:
+                        _delete(con, keys)
                     _insert(con, tables)
                     con.execute("CHECKPOINT")
                 finally:
