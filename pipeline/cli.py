@@ -89,14 +89,15 @@ def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
     return keep, notes
 
 
-def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder: str) -> tuple[dict, store.Keys]:
+def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder: str,
+                    decoded=None) -> tuple[dict, store.Keys]:
     """An input's tables and the store keys they replace; never raises on bad input
     (``extract.DecoderUnavailable``: the machine's problem, not the input's)."""
     try:
         if item.is_dir():
-            t = tables.analyze_run(item, pm, decoder)
+            t = tables.analyze_run(item, pm, decoder, decoded)
             return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
-        t, keys = tables.analyze_pcap(item, vantage, pm, decoder)
+        t, keys = tables.analyze_pcap(item, vantage, pm, decoder, decoded)
         return t, store.Keys(traces=keys)
     except extract.DecoderUnavailable:
         raise
@@ -117,8 +118,9 @@ def cmd_analyze(a: argparse.Namespace) -> int:
     inputs, notes = _plan(a.inputs)
     for n in notes:
         print(n, file=sys.stderr)
-    # The database's copy (DuckDB import, schema, views) is made while we analyse.
-    prepared = store.prepare(a.db)
+    # The database's copy (DuckDB import, schema, views) is made while we analyse, from
+    # the end of the first capture's decoding on (the decoder has both cores until then).
+    prepared = store.prepare(a.db, start=False)
     try:
         return _analyze_into(a, inputs, pm, prepared)
     finally:
@@ -135,7 +137,7 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
         items = tqdm(inputs, desc="analyze", unit="file", disable=None, file=sys.stderr)
         say = lambda m: tqdm.write(m, file=sys.stderr)  # noqa: E731 - above the bar, not through it
     for item in items:
-        t, k = _analyze_safely(item, a.vantage, pm, a.decoder)
+        t, k = _analyze_safely(item, a.vantage, pm, a.decoder, prepared.start)
         clash = k.runs & set(runs_seen)
         if clash:
             r = sorted(clash)[0]

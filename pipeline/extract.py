@@ -23,16 +23,12 @@ from pathlib import Path
 
 import polars as pl
 
-from . import capfile
+from . import capfile, inputs
+from .inputs import CHUNK_ROWS, native_fields  # noqa: F401 - the decoder's settings, used here and by the bench
 from .schema import PACKET_FIELDS, PACKETS, TSHARK_PREFS
 
 DECODERS = ("native", "tshark")
 DEFAULT_DECODER = "native"
-# Rows per Arrow batch: bounds the decoder's own memory (the table it fills is the
-# caller's). The decoder turns a chunk's rows into columns one column at a time, so a
-# chunk that stays in the CPU's cache (8k rows of ~200 bytes) decodes ~1.4x faster
-# than a 64k-row one (benchmarks/pipeline_bench.py), with no cost downstream.
-CHUNK_ROWS = 1 << 13
 # Batches per piece when the caller narrows the table as it is decoded (``compact``):
 # memory then holds ~64k rows of the decoder's full-width columns at a time, and the
 # decoder thread decodes the next piece while polars narrows this one.
@@ -131,11 +127,6 @@ def read_packets(pcap: str | os.PathLike, decoder: str = DEFAULT_DECODER,
 # ------------------------------------------------------------------ native decoder
 
 
-def native_fields() -> list[tuple[str, str, str, str]]:
-    """The packets table as the native decoder takes it."""
-    return [(f.tshark, f.column, f.native_type, f.occurrence) for f in PACKET_FIELDS]
-
-
 def native_reader(path: str | os.PathLike, chunk_rows: int = CHUNK_ROWS):
     """A ``pcapdecode.PacketReader`` on ``path`` (Arrow C stream of the packets table)."""
     try:
@@ -154,7 +145,7 @@ def native_reader(path: str | os.PathLike, chunk_rows: int = CHUNK_ROWS):
 
 def read_native(path: Path, compact: Callable[[pl.DataFrame], pl.DataFrame] | None = None
                 ) -> tuple[pl.DataFrame, list[str]]:
-    reader = native_reader(path)
+    reader = inputs.take(path) or native_reader(path)  # decoding since the process started, or now
     # Batches cross through the Arrow C stream interface: polars takes the buffers as they are.
     if compact is None:
         packets = pl.DataFrame(reader)

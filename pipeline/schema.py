@@ -1,6 +1,6 @@
 """Every table the lab writes, in one place.
 
-One list (``PACKET_FIELDS``: tshark field -> column, type) drives both decoders (the
+One list (``PACKET_FIELDS`` in ``fields``: tshark field -> column, type) drives both decoders (the
 native one in ``pipeline/pcapdecode`` and tshark's ``-e`` arguments), the packets
 Parquet schema and the DuckDB DDL, so adding a field is one line (plus, for a field
 the native decoder does not produce yet, its source in ``pcapdecode/src/decoder.rs``).
@@ -9,68 +9,13 @@ Times ending in ``_s`` without another qualifier are Unix epoch seconds.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import polars as pl
 
+from .fields import PACKET_FIELDS, VANTAGES, Field  # noqa: F401 - re-exported here
 
-@dataclass(frozen=True)
-class Field:
-    tshark: str  # tshark display-filter field name; also names the native decoder's value
-    column: str  # column in the packets table
-    dtype: type[pl.DataType] | pl.DataType
-    # A frame may hold a field several times (two MPTCP options, an ICMP-quoted
-    # header): "first" keeps the first occurrence, "all" joins them with commas.
-    occurrence: str = "first"
-    hex: bool = False  # tshark prints it in hex (0x...)
-
-    @property
-    def native_type(self) -> str:
-        """The column type as the native decoder names it."""
-        return _NATIVE_TYPES[self.dtype]
-
-
-_NATIVE_TYPES = {pl.UInt8: "u8", pl.UInt16: "u16", pl.UInt32: "u32", pl.UInt64: "u64",
-                 pl.Float64: "f64", pl.Utf8: "str"}
-
-
-# The packets table (one row per TCP frame, in file order). Keys and tokens stay unsigned.
-PACKET_FIELDS: list[Field] = [
-    Field("frame.number", "frame", pl.UInt32),
-    Field("frame.time_epoch", "time_s", pl.Float64),
-    Field("frame.len", "frame_bytes", pl.UInt32),
-    # bytes captured of the frame (less than frame_bytes when the snap length cut it):
-    # fewer than the headers' bytes means TCP/MPTCP options were lost
-    Field("frame.cap_len", "cap_bytes", pl.UInt32),
-    Field("ip.src", "ip_src", pl.Utf8),
-    Field("ip.dst", "ip_dst", pl.Utf8),
-    Field("ipv6.src", "ip6_src", pl.Utf8),
-    Field("ipv6.dst", "ip6_dst", pl.Utf8),
-    # IPv4 identification and the TCP checksum as sent (not verified): with the time and
-    # the other fields they tell an exact duplicate (a capture merged with itself) from
-    # a retransmission or a repeated ACK
-    Field("ip.id", "ip_id", pl.UInt16, hex=True),
-    Field("tcp.stream", "stream", pl.UInt32),
-    Field("tcp.srcport", "sport", pl.UInt16),
-    Field("tcp.dstport", "dport", pl.UInt16),
-    Field("tcp.flags", "tcp_flags", pl.UInt16, hex=True),
-    Field("tcp.seq", "seq", pl.UInt32),  # absolute: tcp.relative_sequence_numbers:FALSE
-    Field("tcp.ack", "ack", pl.UInt32),
-    Field("tcp.len", "payload_bytes", pl.UInt32),
-    Field("tcp.checksum", "tcp_checksum", pl.UInt16, hex=True),
-    Field("tcp.options.mptcp.subtype", "mp_subtypes", pl.Utf8, occurrence="all"),  # e.g. "2,3"
-    Field("tcp.options.mptcp.version", "mp_version", pl.UInt8),
-    Field("tcp.options.mptcp.sendkey", "mp_sendkey", pl.UInt64),
-    Field("tcp.options.mptcp.recvkey", "mp_recvkey", pl.UInt64),
-    Field("tcp.options.mptcp.recvtok", "mp_recvtok", pl.UInt32),
-    Field("tcp.options.mptcp.dseqnpresent.flag", "mp_map_present", pl.UInt8),
-    Field("tcp.options.mptcp.dseqn8.flag", "mp_dsn64", pl.UInt8),
-    Field("tcp.options.mptcp.rawdataseqno", "mp_dsn_raw", pl.UInt64),
-    Field("tcp.options.mptcp.subflowseqno", "mp_ssn", pl.UInt32),
-    Field("tcp.options.mptcp.datalvllen", "mp_map_len", pl.UInt16),
-    Field("tcp.options.mptcp.datafin.flag", "mp_data_fin", pl.UInt8),
-    Field("tcp.options.mptcp.backup.flag", "mp_backup", pl.UInt8),
-]
+# The native decoder's type names, as polars types.
+NATIVE_DTYPES = {"u8": pl.UInt8, "u16": pl.UInt16, "u32": pl.UInt32, "u64": pl.UInt64,
+                 "f64": pl.Float64, "str": pl.Utf8}
 
 PACKETS: dict[str, pl.DataType] = {f.column: f.dtype for f in PACKET_FIELDS}
 
@@ -86,8 +31,6 @@ TSHARK_PREFS: list[str] = [
     "tcp.desegment_tcp_streams:FALSE",
 ]
 
-# Who captured a trace: the paper's metrics each name theirs (Chen §3.3).
-VANTAGES = ("client", "server")
 
 # Which way data went: "down" is server -> client (the papers' downloads), "up" is
 # client -> server (iperf3's default, uploads). The sender's trace gives loss and RTT,

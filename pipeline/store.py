@@ -506,7 +506,7 @@ class Prepared:
     this copy and starts from the current file. Its temporary file carries our pid, so
     other writers leave it alone while we live and remove it once we are gone."""
 
-    def __init__(self, db: str | os.PathLike) -> None:
+    def __init__(self, db: str | os.PathLike, start: bool = True) -> None:
         self.real = Path(os.path.realpath(db))
         self.tmp = _new_temp(self.real)
         self.base: tuple | None = None
@@ -514,7 +514,14 @@ class Prepared:
         self._closed = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._build, name="store.prepare", daemon=True)
-        self._thread.start()
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start building the copy (once; ``take`` starts it if nobody did)."""
+        with self._lock:
+            if not self._thread.is_alive() and not self._thread.ident:
+                self._thread.start()
 
     def _build(self) -> None:
         try:
@@ -535,6 +542,7 @@ class Prepared:
 
     def take(self, real: Path) -> tuple[Path, duckdb.DuckDBPyConnection] | None:
         """The copy, if it is still a copy of ``real`` as it is now; else None (discarded)."""
+        self.start()
         self._thread.join()
         with self._lock:
             if self.con is not None and real == self.real and _identity(real) == self.base:
@@ -553,9 +561,10 @@ class Prepared:
             _remove_temp(self.tmp)
 
 
-def prepare(db: str | os.PathLike) -> Prepared:
-    """Start building the copy that ``upsert(..., prepared=)`` will fill (see ``Prepared``)."""
-    return Prepared(db)
+def prepare(db: str | os.PathLike, start: bool = True) -> Prepared:
+    """The copy that ``upsert(..., prepared=)`` will fill (see ``Prepared``), built from
+    now on, or from ``Prepared.start()`` on."""
+    return Prepared(db, start)
 
 
 def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,

@@ -9,12 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
 
 from . import ditg, flows, metrics, mptcp, sanity, schema, seqgraph
+from .inputs import run_pcaps
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
 Tables = dict[str, pl.DataFrame]
@@ -52,9 +54,12 @@ def analyze_trace(
     vantage: str | None = None,
     path_map: dict[str, str] | None = None,
     decoder: str = DEFAULT_DECODER,
+    decoded: Callable[[], None] | None = None,
 ) -> tuple[Tables, list[dict]]:
     """All tables one trace contributes, and its problems (never raises on bad input;
-    ``extract.DecoderUnavailable`` when ``decoder`` cannot run here)."""
+    ``extract.DecoderUnavailable`` when ``decoder`` cannot run here). ``decoded`` is
+    called once the capture is read (the CLI then starts preparing its database: the
+    decoder has both cores until then)."""
     source = str(pcap)
     problems: list[dict] = []
     try:
@@ -62,6 +67,9 @@ def analyze_trace(
         ex = read_packets(pcap, decoder, compact=flows.compact)
     except ExtractError as e:
         return {}, [problem(run_id, source, "extract", str(e))]
+    finally:
+        if decoded:
+            decoded()
     problems += [problem(run_id, source, "extract", w) for w in ex.warnings]
     try:
         return _analyze_packets(ex, run_id, source, pcap, vantage, path_map, problems)
@@ -394,20 +402,10 @@ def _first_line(e: BaseException) -> str:
     return (text.splitlines()[0] if text else type(e).__name__)[:200]
 
 
-def run_pcaps(run_dir: Path) -> list[Path]:
-    """The traces of a run folder: the merged ``client``/``server`` pcaps when present
-    (the testbed keeps per-interface pcaps beside them), else every pcap/pcapng."""
-    try:
-        pcaps = sorted(f for f in run_dir.iterdir() if f.suffix in (".pcap", ".pcapng"))
-    except OSError:
-        return []
-    merged = [f for f in pcaps if f.stem in schema.VANTAGES]
-    return merged or pcaps
-
-
 def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = None,
-                decoder: str = DEFAULT_DECODER) -> Tables:
-    """Every table of one run folder (client.pcap, server.pcap, meta.json, logs)."""
+                decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None) -> Tables:
+    """Every table of one run folder (client.pcap, server.pcap, meta.json, logs);
+    ``decoded`` as in ``analyze_trace``."""
     run_dir = Path(run_dir)
     meta, problems = read_meta(run_dir)
     run_id = run_identity(run_dir, meta)
@@ -423,7 +421,7 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     if not pcaps:
         problems.append(problem(run_id, str(run_dir), "extract", "no .pcap or .pcapng file in the run folder"))
     for f in pcaps:
-        t, pr = analyze_trace(f, run_id, vantage_from_name(f), pm, decoder)
+        t, pr = analyze_trace(f, run_id, vantage_from_name(f), pm, decoder, decoded)
         parts.append(t)
         problems += pr
     lt, pr = link_truth(run_dir, run_id)
@@ -439,9 +437,11 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
 
 
 def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str] | None = None,
-                 decoder: str = DEFAULT_DECODER) -> tuple[Tables, set[tuple[str, str]]]:
+                 decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None,
+                 ) -> tuple[Tables, set[tuple[str, str]]]:
     """One pcap given alone: its tables (run facts from a meta.json beside it, if
-    any) and the (run, source) keys they replace in the store."""
+    any) and the (run, source) keys they replace in the store; ``decoded`` as in
+    ``analyze_trace``."""
     meta, problems = read_meta(pcap.parent)
     # A run folder's trace (a meta.json beside it, or named as one end: client.pcap)
     # belongs to the folder's run; any other pcap is a run of its own.
@@ -449,7 +449,8 @@ def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str
     run_id = meta.get("run_id") or (pcap.parent.resolve().name if in_run else pcap.stem) or str(pcap)
     for pr in problems:
         pr["run_id"] = run_id
-    t, pr = analyze_trace(pcap, run_id, vantage, {**path_map_from_meta(meta), **(path_map or {})}, decoder)
+    t, pr = analyze_trace(pcap, run_id, vantage, {**path_map_from_meta(meta), **(path_map or {})}, decoder,
+                          decoded)
     t["problems"] = problems_table(problems + pr)
     keys = {(run_id, str(pcap))} | ({(run_id, str(pcap.parent / "meta.json"))} if problems else set())
     return complete(t), keys

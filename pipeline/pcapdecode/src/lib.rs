@@ -55,12 +55,13 @@ mod python {
     /// Batches decoded ahead by a thread of their own (`PacketReader.piece`), so that
     /// decoding the next piece overlaps the caller's work on this one (on two cores the
     /// decoder's time then mostly disappears from the pipeline's wall time). At most
-    /// `PREFETCH_BATCHES` wait in the channel: memory stays bounded.
+    /// `ahead` batches wait in the channel (`PREFETCH_BATCHES` unless `prefetch` said
+    /// otherwise): memory stays bounded.
     type Batches = Receiver<Result<RecordBatch, ArrowError>>;
     const PREFETCH_BATCHES: usize = 8;
 
-    fn spawn_prefetch(mut decoder: Decoder, stats: Arc<Mutex<Stats>>) -> Batches {
-        let (tx, rx) = sync_channel(PREFETCH_BATCHES);
+    fn spawn_prefetch(mut decoder: Decoder, stats: Arc<Mutex<Stats>>, ahead: usize) -> Batches {
+        let (tx, rx) = sync_channel(ahead.max(1));
         thread::Builder::new()
             .name("pcapdecode".into())
             .spawn(move || {
@@ -199,18 +200,18 @@ mod python {
         /// next: memory then holds one piece of the decoder's columns at a time. A piece
         /// with no rows means the file is done. Not to be mixed with the whole-stream readers.
         fn piece(&self, batches: usize) -> PyResult<PieceStream> {
-            let mut started = self.batches.lock().unwrap();
-            if started.is_none() {
-                // not `take`, which would wait for the lock held here
-                let decoder = self.decoder.lock().unwrap().take().ok_or_else(|| {
-                    PyRuntimeError::new_err("this PacketReader was already read; open a new one")
-                })?;
-                let schema = decoder.schema();
-                *started = Some((Arc::new(Mutex::new(spawn_prefetch(decoder, self.stats.clone()))), schema));
-            }
+            self.start(PREFETCH_BATCHES)?;
+            let started = self.batches.lock().unwrap();
             let (rx, schema) = started.as_ref().unwrap();
             let piece = Piece { batches: rx.clone(), schema: schema.clone(), left: batches.max(1) };
             Ok(PieceStream { piece: Mutex::new(Some(piece)) })
+        }
+
+        /// Start decoding now, in the decoder thread, up to `batches` batches ahead of
+        /// the reader (e.g. while the caller's interpreter is still importing); then read
+        /// it with `piece`. Does nothing once started.
+        fn prefetch(&self, batches: usize) -> PyResult<()> {
+            self.start(batches)
         }
 
         /// What was decoded so far: frames, TCP packets, skipped frames by reason,
@@ -249,6 +250,20 @@ mod python {
     }
 
     impl PacketReader {
+        fn start(&self, ahead: usize) -> PyResult<()> {
+            let mut started = self.batches.lock().unwrap();
+            if started.is_none() {
+                // not `take`, which would wait for the lock held here
+                let decoder = self.decoder.lock().unwrap().take().ok_or_else(|| {
+                    PyRuntimeError::new_err("this PacketReader was already read; open a new one")
+                })?;
+                let schema = decoder.schema();
+                let rx = spawn_prefetch(decoder, self.stats.clone(), ahead);
+                *started = Some((Arc::new(Mutex::new(rx)), schema));
+            }
+            Ok(())
+        }
+
         fn take(&self) -> PyResult<Decoder> {
             if self.batches.lock().unwrap().is_some() {
                 return Err(PyRuntimeError::new_err("this PacketReader is being read piece by piece"));

@@ -1,0 +1,95 @@
+"""What an analysis reads, and the native decoder started on it early.
+
+``python -m pipeline analyze|tables`` starts decoding the pcaps its command line names
+(``start``) before the interpreter imports polars and the rest (~0.1 s, a fifth of a
+280k-packet call): the decoder runs in its own thread on the second core meanwhile,
+and ``extract.read_native`` takes the reader started for the same, unchanged file
+(``take``). Nothing here imports polars. Memory stays bounded: at most ``AHEAD``
+batches wait per file, for the first ``FILES`` files; a guess that misses (a file the
+command does not read after all) costs that and nothing else.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .fields import PACKET_FIELDS, VANTAGES
+
+# Rows per Arrow batch: bounds the decoder's own memory (the table it fills is the
+# caller's). The decoder turns a chunk's rows into columns one column at a time, so a
+# chunk that stays in the CPU's cache (8k rows of ~200 bytes) decodes ~1.4x faster
+# than a 64k-row one (benchmarks/pipeline_bench.py), with no cost downstream.
+CHUNK_ROWS = 1 << 13
+AHEAD = 64  # batches decoded ahead of the reader: 512k rows, ~60 MB of columns
+FILES = 2  # a run folder's two traces, or the first two pcaps named
+# the commands' options that take a value (the value is no input)
+_VALUED = {"--db", "--out", "--vantage", "--path", "--decoder"}
+
+_started: dict[str, tuple[tuple, object]] = {}  # real path -> (identity, PacketReader)
+
+
+def run_pcaps(run_dir: Path) -> list[Path]:
+    """The traces of a run folder: the merged ``client``/``server`` pcaps when present
+    (the testbed keeps per-interface pcaps beside them), else every pcap/pcapng."""
+    try:
+        pcaps = sorted(f for f in run_dir.iterdir() if f.suffix in (".pcap", ".pcapng"))
+    except OSError:
+        return []
+    merged = [f for f in pcaps if f.stem in VANTAGES]
+    return merged or pcaps
+
+
+def native_fields() -> list[tuple[str, str, str, str]]:
+    """The packets table as the native decoder takes it."""
+    return [(f.tshark, f.column, f.native_type, f.occurrence) for f in PACKET_FIELDS]
+
+
+def _identity(path: str) -> tuple:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def named(argv: list[str]) -> list[Path]:
+    """The pcaps ``analyze``/``tables`` will read first, as far as a glance at the
+    command line tells (its own parser decides what is read)."""
+    if not argv or argv[0] not in ("analyze", "tables"):
+        return []
+    out: list[Path] = []
+    args = iter(argv[1:])
+    for a in args:
+        if a in _VALUED:
+            value = next(args, "")
+            if a == "--decoder" and value != "native":
+                return []
+        elif a.startswith("--decoder=") and a != "--decoder=native":
+            return []
+        elif not a.startswith("-"):
+            p = Path(a)
+            out += run_pcaps(p) if p.is_dir() else [p] if p.is_file() else []
+    return out[:FILES]
+
+
+def start(argv: list[str]) -> None:
+    """Start decoding the pcaps ``argv`` names (see ``named``); never fails."""
+    try:
+        import pcapdecode
+    except ImportError:
+        return  # not built: extract says so when it needs it
+    for p in named(argv):
+        try:
+            real = os.path.realpath(p)
+            reader = pcapdecode.PacketReader(real, native_fields(), CHUNK_ROWS)
+            reader.prefetch(AHEAD)
+            _started[real] = (_identity(real), reader)
+        except Exception:  # noqa: BLE001 - not a capture, unreadable...: the analysis reports it
+            continue
+
+
+def take(path: str | os.PathLike):
+    """The reader ``start`` opened on ``path``, if the file is unchanged since (once)."""
+    real = os.path.realpath(path)
+    got = _started.pop(real, None)
+    try:
+        return got[1] if got and _identity(real) == got[0] else None
+    except OSError:
+        return None
