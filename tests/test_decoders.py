@@ -408,3 +408,43 @@ def test_cli_decoder_flag_gives_the_same_database(tmp_path):
         assert_frame_equal(got[0], got[1], check_exact=True)
     r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert "--decoder {native,tshark}" in r.stdout
+
+
+def test_decoding_started_early_reads_the_same_packets(tmp_path):
+    """`python -m pipeline` starts the decoder on the pcaps its command names before
+    it imports the rest (pipeline.inputs); the reader is used only for the same,
+    unchanged file, and what it reads is what a reader opened later reads."""
+    from pipeline import flows, inputs
+    from test_metrics_synthetic import single_path, two_subflows
+    f = pcapgen.write(tmp_path / "client.pcap", *two_subflows())
+    later = extract.read_packets(f, "native", compact=flows.compact).packets
+    inputs.start(["analyze", "-q", str(f), "--db", str(tmp_path / "x.duckdb")])
+    assert inputs.take(f) is not None  # started, and taken once
+    assert inputs.take(f) is None
+    inputs.start(["analyze", str(f)])
+    assert_frame_equal(extract.read_packets(f, "native", compact=flows.compact).packets, later, check_exact=True)
+    assert not inputs._started
+    inputs.start(["analyze", str(f)])
+    pcapgen.write(f, single_path("client"))  # replaced meanwhile: the early reader is not used
+    assert_frame_equal(extract.read_packets(f, "native", compact=flows.compact).packets,
+                       extract.read_packets(f, "native", compact=flows.compact).packets, check_exact=True)
+    assert extract.read_packets(f, "native").packets.height != later.height and not inputs._started
+
+
+def test_the_pcaps_a_command_line_names(tmp_path):
+    from pipeline import inputs
+    run = tmp_path / "run"
+    run.mkdir()
+    for n in ("client.pcap", "server.pcap", "client-wifi.pcap"):
+        (run / n).write_bytes(b"")
+    loose = tmp_path / "a.pcap"
+    loose.write_bytes(b"")
+    db = tmp_path / "lab.duckdb"
+    db.write_bytes(b"")
+    assert inputs.named(["analyze", "-q", str(loose), "--db", str(db)]) == [loose]
+    assert inputs.named(["analyze", str(run), "--path", "wifi=10.0.0.2"]) == [run / "client.pcap", run / "server.pcap"]
+    assert inputs.named(["tables", str(run), "--out", str(tmp_path / "t")])[:1] == [run / "client.pcap"]
+    assert inputs.named(["analyze", str(loose), "--decoder", "tshark"]) == []
+    assert inputs.named(["analyze", str(loose), "--decoder=tshark"]) == []
+    assert inputs.named(["load", str(loose)]) == [] and inputs.named([]) == []
+    assert len(inputs.named(["analyze", str(run), str(loose)])) == inputs.FILES
