@@ -378,8 +378,11 @@ def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame) -> 
         return
     # A column with one value (a trace's run_id, trace, vantage) goes in as an SQL
     # constant: exported to Arrow it would be repeated on each of millions of rows.
-    consts = {c: df[c][0] for c in _CONSTANT_CANDIDATES
-              if c in df.columns and df[c].null_count() == 0 and df[c].n_unique() == 1}
+    # (asked through select: a trace's constant is a scalar column there, not made row by row)
+    candidates = [c for c in _CONSTANT_CANDIDATES if c in df.columns]
+    one = df.select((pl.col(c).null_count() == 0) & (pl.col(c).n_unique() == 1)
+                    for c in candidates).row(0) if candidates else ()
+    consts = {c: df[c][0] for c, single in zip(candidates, one) if single}
     cols = [c for c in df.columns if c not in consts]
     frame = f"_frame_{name}"
     con.register(frame, _Arrow(df.select(cols)))
