@@ -30,6 +30,39 @@ TRACE_PACKETS: dict[str, pl.DataType] = {
     "rel_ack": pl.Int64,  # null when the ACK flag is off
     "dsn_rel": pl.Int64,  # data sequence number relative to the sender's IDSN (MPTCP data packets)
 }
+# One row per TCP stream, as ``find_subflows`` returns it: what the later stages read.
+SUBFLOW_COLUMNS: dict[str, pl.DataType] = {
+    "stream": pl.UInt32,
+    "first_frame": pl.UInt32,  # the stream's first packet in the trace
+    "t_first": pl.Float64,  # and its time
+    # handshake: SYN, SYN/ACK and third ACK times (null: not captured)
+    "t_syn": pl.Float64,
+    "t_synack": pl.Float64,
+    "t_ack3": pl.Float64,
+    "handshake_captured": pl.Boolean,  # SYN and SYN/ACK both seen
+    "client_addr": pl.Utf8,
+    "client_port": pl.UInt16,
+    "server_addr": pl.Utf8,
+    "server_port": pl.UInt16,
+    "reversed": pl.Boolean,  # the SYN came from the server (the client's addresses said so)
+    "n_senders": pl.UInt32,  # how many ends sent anything (1: one direction captured)
+    "kind": pl.Utf8,  # "mpc" (MP_CAPABLE), "join" (MP_JOIN), "dss" (MPTCP, handshake missed), "tcp"
+    "mp_version": pl.Int8,  # MPTCP version of the MP_CAPABLE exchange (0, 1)
+    "join_token": pl.UInt32,  # an MP_JOIN SYN's token: the connection's receiver end
+    "client_key": pl.UInt64,  # MP_CAPABLE keys (IDSNs and tokens derive from them)
+    "server_key": pl.UInt64,
+    "is_backup": pl.Boolean,  # MP_JOIN with the backup flag
+    "isn_client": pl.UInt32,  # initial sequence numbers (null: that SYN not captured)
+    "isn_server": pl.UInt32,
+}
+# ``Trace.subflows``: the same with each stream's connection (``assign_connections``).
+SUBFLOWS: dict[str, pl.DataType] = {
+    **SUBFLOW_COLUMNS,
+    "conn_id": pl.Int32,
+    "server_idsn": pl.UInt64,  # the connection's IDSNs (null: that key not captured)
+    "client_idsn": pl.UInt64,
+    "is_primary": pl.Boolean,  # the subflow that opened the connection
+}
 # What map_dsn reads of the decoder's columns, besides TRACE_PACKETS.
 _MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_dsn_raw")
 
@@ -37,7 +70,7 @@ _MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_d
 @dataclass
 class Trace:
     packets: pl.DataFrame  # one row per TCP frame, the columns of TRACE_PACKETS
-    subflows: pl.DataFrame  # one row per TCP stream (see find_subflows)
+    subflows: pl.DataFrame  # one row per TCP stream, the columns of SUBFLOWS
     notes: list[str] = field(default_factory=list)  # problems worth a row
     time_unusable: bool = False  # timestamps impossible: no time-based metric from this trace
 
@@ -192,8 +225,9 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
         isn_client=pl.when(pl.col("reversed")).then("sa_seq").otherwise("syn_seq"),
         isn_server=pl.when(pl.col("reversed")).then("syn_seq").otherwise("sa_seq"),
     )
-    # addresses as text from here on: one row per subflow
-    return g.with_columns(pl.col(pl.Categorical).cast(pl.Utf8)).sort("first_frame")
+    # addresses as text from here on: one row per subflow; the handshake's working
+    # columns (syn_*, sa_*, any_*, big_*) stay here
+    return g.select(pl.col(c).cast(t) for c, t in SUBFLOW_COLUMNS.items()).sort("first_frame")
 
 
 def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
@@ -270,7 +304,7 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
         .when(pl.col("kind").is_in(["join"])).then(False)
         .otherwise(pl.col("first_frame") == pl.col("first_frame").min().over("conn_id"))
     )
-    return out, notes
+    return out.select(pl.col(c).cast(t) for c, t in SUBFLOWS.items()), notes
 
 
 def _dsn_ranges(p: pl.DataFrame, sf: pl.DataFrame) -> dict[tuple[int, bool], tuple[int, int]]:
