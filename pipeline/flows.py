@@ -373,13 +373,18 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     b = p.select("stream", "down").join(bases, on=["stream", "down"], how="left", maintain_order="left")
     p = p.with_columns(b["base"], b["ack_base"])
     del b
-    seq = (pl.col("seq").cast(pl.Int64) - pl.col("base")) % (1 << 32)
-    ack = (pl.col("ack").cast(pl.Int64) - pl.col("ack_base")) % (1 << 32)
-    return p.select(
+    p = p.select(
         "frame", "time_s", "stream", "conn_id", "down", "payload_bytes", *_MAP_INPUT,
-        rel_seq=_unwrap_expr(seq).over("stream", "down"),
-        rel_ack=_unwrap_expr(pl.when(pl.col("ackf")).then(ack)).over("stream", "down"),
+        rel_seq=(pl.col("seq").cast(pl.Int64) - pl.col("base")) % (1 << 32),
+        rel_ack=pl.when(pl.col("ackf")).then((pl.col("ack").cast(pl.Int64) - pl.col("ack_base")) % (1 << 32)),
     )
+    # Numbers that stay below 2^31 from their base cannot have wrapped (two in a row are
+    # less than 2^31 apart): unwrapping changes nothing then, and is skipped, for it is
+    # a window over each subflow's every packet. A subflow past 2 GB (or a packet from
+    # before its base) takes the unwrapping.
+    if p.select((pl.col("rel_seq").max() >= 1 << 31) | (pl.col("rel_ack").max() >= 1 << 31)).item():
+        p = p.with_columns(_unwrap_expr(pl.col(c)).over("stream", "down") for c in ("rel_seq", "rel_ack"))
+    return p
 
 
 def _unwrap_expr(c: pl.Expr) -> pl.Expr:

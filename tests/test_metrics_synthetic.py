@@ -3,11 +3,12 @@
 Times are chosen so each expected number can be read off the exchange; pcap
 timestamps have microsecond resolution, hence the 1e-3 ms tolerance.
 """
+import polars as pl
 import pytest
 
 from pcapgen import (CLIENT_KEY, Subflow, join_handshake, mp_handshake, opt_dss, server_idsn,
                      tcp_handshake, write)
-from pipeline import mptcp, tables
+from pipeline import extract, flows, mptcp, tables
 
 US = 1e-3  # ms: one microsecond, the pcap timestamp resolution
 
@@ -299,3 +300,22 @@ def test_mp_capable_with_data_maps_the_first_bytes(tmp_path):
     t, problems = tables.analyze_trace(write(tmp_path / "client.pcap", s), "r", None, {WIFI: "wifi"})
     assert problems == []
     assert t["ofo_samples"].sort("arrival_s")["dsn"].to_list() == [(d + k) % 2**64 for k in (1, 1001, 1501)]
+
+
+def test_sequence_numbers_past_four_gigabytes_are_unwrapped(tmp_path):
+    """Relative sequence and ACK numbers keep growing past 2^32 bytes of a subflow
+    (steps under 2^31 between packets, as TCP's window guarantees); below 2^31 the
+    unwrapping has nothing to do, and flows skips it."""
+    sf = Subflow("10.0.1.2", "10.0.0.1", 40001, isn_s=4_000_000_000)
+    tcp_handshake(sf, 0.0, 0.1, 0.1)
+    step = 1_500_000_000  # < 2^31: a jump of more than 2^31 would read as going backwards
+    rel = [1 + step * i for i in range(7)]  # up to 9 GB
+    for i, r in enumerate(rel):
+        sf.data(0.2 + 0.01 * i, r, 1000)
+        sf.ack(0.25 + 0.01 * i, r + 1000)
+    f = write(tmp_path / "server.pcap", sf)
+    p = flows.build_trace(extract.read_packets(f, "native").packets).packets
+    data = p.filter(pl.col("payload_bytes") > 0)
+    assert data["rel_seq"].to_list() == rel
+    acks = p.filter(pl.col("direction") == "up", pl.col("frame") > 3)["rel_ack"].to_list()
+    assert acks == [r + 1000 for r in rel]
