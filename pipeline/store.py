@@ -459,7 +459,7 @@ def _open_copy(real: Path, tmp: Path) -> duckdb.DuckDBPyConnection:
         shutil.copy2(real, tmp)
     else:
         template = _empty_store()
-        from_template = template.exists()
+        from_template = template is not None and template.exists()
         if from_template:
             shutil.copyfile(template, tmp)
     con = duckdb.connect(str(tmp))
@@ -475,7 +475,7 @@ def _open_copy(real: Path, tmp: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _empty_store() -> Path:
+def _empty_store() -> Path | None:
     """Where a new database of this version (tables, views, macros; no rows) is kept:
     a copy of it costs ~1 ms, making one ~70 ms (binding the views). Named by a hash of
     everything in it, so a change of schema, views or DuckDB version makes another."""
@@ -483,7 +483,10 @@ def _empty_store() -> Path:
     views = derived.fingerprint(derived.definitions({t: set(c) for t, c in schema.TABLES.items()}))
     parts = [_duckdb().__version__, views, *(schema.ddl(t) for t in schema.TABLES)]
     key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    try:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except RuntimeError:  # no home to be found: none kept, each new database made from scratch
+        return None
     return cache / "mptcp-lab" / f"empty-store-{key}.duckdb"
 
 

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from pcapgen import write
-from pipeline import schema, store, tables
+from pipeline import derived, schema, store, tables
 from test_metrics_synthetic import single_path, two_subflows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -308,3 +308,19 @@ def test_a_database_checked_once_is_checked_again_when_it_changes(runs, tmp_path
     os.replace(foreign, db)  # someone else's database under the same name
     with pytest.raises(store.StoreError, match="not the lab's"):
         store.check_db_target(db)
+
+
+def test_new_databases_start_from_the_kept_empty_store_or_without_one(runs, tmp_path, monkeypatch):
+    a, _, _ = runs
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first, second = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
+    store.write_duckdb(tables.analyze_run(a), first)
+    kept = list((tmp_path / "cache" / "mptcp-lab").glob("empty-store-*.duckdb"))
+    assert len(kept) == 1 and q(kept[0], "SELECT count(*) FROM runs") == [(0,)]
+    store.write_duckdb(tables.analyze_run(a), second)  # from the kept copy
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setattr(Path, "home", lambda: (_ for _ in ()).throw(RuntimeError("no home")))
+    third = store.write_duckdb(tables.analyze_run(a), tmp_path / "three.duckdb")  # none kept: made here
+    for db in (second, third):
+        assert counts(db) == counts(first)
+        assert q(db, f"SELECT {derived.VERSION_MACRO}()") == q(first, f"SELECT {derived.VERSION_MACRO}()")
