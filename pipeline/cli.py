@@ -119,7 +119,8 @@ def cmd_analyze(a: argparse.Namespace) -> int:
     for n in notes:
         print(n, file=sys.stderr)
     # The database's copy (DuckDB import, schema, views) is made while we analyse, from
-    # the end of the first capture's decoding on (the decoder has both cores until then).
+    # the end of the first capture's decoding and checks on (they have both cores until
+    # then; DuckDB's import holds the interpreter's lock).
     prepared = store.prepare(a.db, start=False)
     try:
         return _analyze_into(a, inputs, pm, prepared)

@@ -58,8 +58,8 @@ def analyze_trace(
 ) -> tuple[Tables, list[dict]]:
     """All tables one trace contributes, and its problems (never raises on bad input;
     ``extract.DecoderUnavailable`` when ``decoder`` cannot run here). ``decoded`` is
-    called once the capture is read (the CLI then starts preparing its database: the
-    decoder has both cores until then)."""
+    called once the capture is read and checked (the CLI then starts preparing its
+    database: until then the decoder and the checks have both cores)."""
     source = str(pcap)
     problems: list[dict] = []
     try:
@@ -67,12 +67,9 @@ def analyze_trace(
         ex = read_packets(pcap, decoder, compact=flows.compact)
     except ExtractError as e:
         return {}, [problem(run_id, source, "extract", str(e))]
-    finally:
-        if decoded:
-            decoded()
     problems += [problem(run_id, source, "extract", w) for w in ex.warnings]
     try:
-        return _analyze_packets(ex, run_id, source, pcap, vantage, path_map, problems)
+        return _analyze_packets(ex, run_id, source, pcap, vantage, path_map, problems, decoded)
     except Exception as e:  # a defect of ours: this file gets a row, the others go on
         return {}, problems + [problem(run_id, source, "metrics",
                                        f"internal error while analysing it ({type(e).__name__}: {e}); "
@@ -80,10 +77,13 @@ def analyze_trace(
 
 
 def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
-                     path_map: dict[str, str] | None, problems: list[dict]) -> tuple[Tables, list[dict]]:
+                     path_map: dict[str, str] | None, problems: list[dict],
+                     decoded: Callable[[], None] | None = None) -> tuple[Tables, list[dict]]:
     # Each stage is handed the one before's table, no reference kept here: build_trace
     # frees the columns it does not keep as soon as it is done with them.
     checked = sanity.check(_take_packets(ex))
+    if decoded:
+        decoded()
     problems += [problem(run_id, source, "extract", n) for n in checked.notes]
     # The path map names the client's addresses, which settles who is client.
     tr = flows.build_trace(_take_packets(checked), frozenset(path_map or ()))
