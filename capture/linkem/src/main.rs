@@ -45,9 +45,10 @@ OPTIONS:
   --rt-prio N          SCHED_FIFO priority of the forwarding thread (default 20;
                        0 = normal scheduling). Falls back with a warning.
   --spin-us N          busy-wait at most this long before a departure (default
-                       10): the loop wakes as much before a departure as its
-                       recent wake-ups were late (capped here) and spins the
-                       rest; 0 = sleep only (less CPU, later departures)
+                       10): the loop wakes twice as much before a departure as
+                       its recent wake-ups were late (capped here, or at 1/32
+                       of a longer sleep, at most 200) and spins the rest;
+                       0 = sleep only (less CPU, later departures)
   -h, --help           this text
   -V, --version        version
 
