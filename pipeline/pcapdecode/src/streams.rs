@@ -131,9 +131,18 @@ impl Streams {
 }
 
 fn endpoint(addr: &[u8], port: u16) -> Endpoint {
-    let mut a = [0u8; 16];
-    a[..addr.len()].copy_from_slice(addr);
-    Endpoint { addr: u128::from_be_bytes(a), v6: addr.len() == 16, port }
+    // The two sizes by name: a copy of a length known only at run time (memset, memcpy,
+    // then a wide load of what they wrote) cost ~10 % of decoding.
+    let v = match addr.len() {
+        4 => (u32::from_be_bytes([addr[0], addr[1], addr[2], addr[3]]) as u128) << 96,
+        16 => u128::from_be_bytes(addr.try_into().unwrap()),
+        _ => {
+            let mut a = [0u8; 16];
+            a[..addr.len()].copy_from_slice(addr);
+            u128::from_be_bytes(a)
+        }
+    };
+    Endpoint { addr: v, v6: addr.len() == 16, port }
 }
 
 #[cfg(test)]
