@@ -5,6 +5,8 @@ timestamps have microsecond resolution, hence the 1e-3 ms tolerance.
 """
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pcapgen import (CLIENT_KEY, Subflow, join_handshake, mp_handshake, opt_dss, server_idsn,
                      tcp_handshake, write)
@@ -319,3 +321,25 @@ def test_sequence_numbers_past_four_gigabytes_are_unwrapped(tmp_path):
     assert data["rel_seq"].to_list() == rel
     acks = p.filter(pl.col("direction") == "up", pl.col("frame") > 3)["rel_ack"].to_list()
     assert acks == [r + 1000 for r in rel]
+
+
+# --- the out-of-order loop: native and Python copies --------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 60), st.integers(0, 12)), max_size=40), st.randoms(use_true_random=False))
+def test_native_in_order_times_equals_the_python_one(segments, rnd):
+    """Duplicates, overlaps, gaps, empty segments and a start below the IDSN, in any
+    arrival order: the native loop (used when built) and the Python one agree."""
+    pcapdecode = pytest.importorskip("pcapdecode")
+    from pipeline import metrics
+    rnd.shuffle(segments)
+    times = [0.5 * i for i in range(len(segments))]
+    starts = [s for s, _ in segments]
+    lengths = [n for _, n in segments]
+    assert pcapdecode.in_order_times(times, starts, lengths) == metrics._in_order_times(times, starts, lengths)
+
+
+def test_native_in_order_times_refuses_columns_of_different_lengths():
+    pcapdecode = pytest.importorskip("pcapdecode")
+    with pytest.raises(ValueError, match="differ in length"):
+        pcapdecode.in_order_times([1.0], [1, 2], [1])

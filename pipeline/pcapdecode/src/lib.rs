@@ -8,6 +8,7 @@
 pub mod capture;
 pub mod decoder;
 pub mod mptcp;
+pub mod ofo;
 pub mod packet;
 pub mod streams;
 
@@ -276,8 +277,19 @@ mod python {
         }
     }
 
+    /// in_order_times(times, starts, lengths) -> list[float | None]: when each packet
+    /// (arrival order) became in order at the receiver (see `ofo.rs`).
+    #[pyfunction]
+    fn in_order_times(py: Python<'_>, times: Vec<f64>, starts: Vec<i64>, lengths: Vec<i64>) -> PyResult<Vec<Option<f64>>> {
+        if times.len() != starts.len() || times.len() != lengths.len() {
+            return Err(PyValueError::new_err("in_order_times: times, starts and lengths differ in length"));
+        }
+        Ok(py.detach(|| crate::ofo::in_order_times(&times, &starts, &lengths)))
+    }
+
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_function(wrap_pyfunction!(in_order_times, m)?)?;
         m.add_class::<PacketReader>()?;
         m.add_class::<PieceStream>()?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
