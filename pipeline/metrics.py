@@ -1,4 +1,5 @@
-"""The papers' metrics, one function each, pure polars on an annotated trace.
+"""The papers' metrics, one function each, in polars on an annotated trace (the out-of-order
+loop in the native crate when it is built).
 
 Definitions follow Chen et al., IMC 2013, §3.3 (quoted in each docstring). Input
 frames come from ``flows``: packets with ``stream``, ``conn_id``, ``direction``
