@@ -191,9 +191,9 @@ def ofo_delays(p: pl.DataFrame) -> pl.DataFrame:
 
 def _native_in_order_times():
     """The native decoder's copy of ``_in_order_times`` (pipeline/pcapdecode/src/ofo.rs;
-    0.02 s against 0.06-0.07 s on a 180k-packet client trace, lists included), else the Python one: an install without
-    the native build still analyses tshark's output. tests/test_metrics_synthetic.py
-    holds the two equal."""
+    0.02 s against 0.06-0.07 s on a 180k-packet client trace, lists included), else the
+    Python one: an install without the native build still analyses tshark's output.
+    tests/test_metrics_synthetic.py holds the two equal."""
     try:
         from pcapdecode import in_order_times
     except ImportError:

@@ -4,6 +4,8 @@
 //!
 //! Python sees one class, `PacketReader`, which exports its batches through the Arrow
 //! C stream interface (`__arrow_c_stream__`), so polars takes them without a copy.
+//! It also holds one metric's per-packet loop, `in_order_times` (`ofo.rs`), for
+//! `pipeline/metrics.py`.
 
 pub mod capture;
 pub mod decoder;
