@@ -343,3 +343,54 @@ def test_native_in_order_times_refuses_columns_of_different_lengths():
     pcapdecode = pytest.importorskip("pcapdecode")
     with pytest.raises(ValueError, match="differ in length"):
         pcapdecode.in_order_times([1.0], [1, 2], [1])
+
+
+# --- the RTT samples' joins: native and polars copies -------------------------------
+
+_SEG = st.tuples(st.integers(0, 2), st.booleans(), st.booleans(),  # stream, down, an ACK (else data)
+                 st.integers(0, 3), st.integers(1, 30), st.integers(-2, 2))  # frame gap, length/ACK step, time jitter
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SEG, max_size=60))
+def test_native_rtt_pairs_equal_the_polars_ones(events):
+    """Several subflows both ways, retransmissions of part of what was sent, ACKs that
+    go backwards or repeat, timestamps that go backwards: the native RTT loop (used when
+    built) and the polars joins give the same rows, ACK times and order."""
+    pytest.importorskip("pcapdecode")
+    from pipeline import metrics
+    rows, acks, top, frame = [], [], {}, 0
+    for stream, down, is_ack, gap, n, jitter in events:
+        frame += 1 + gap
+        t = frame * 0.01 + jitter * 0.004
+        hi = top.get((stream, down), 1)
+        if is_ack:
+            acks.append(dict(stream=stream, down=down, time_s=t, frame=frame, ack=hi if jitter == 0 else max(1, hi - n % 12 + 2)))
+            continue
+        retx = hi > 1 and n % 4 == 0
+        seq = max(1, hi - n) if retx else hi
+        rows.append(dict(frame=frame, stream=stream, direction="down" if down else "up", down=down, time_s=t,
+                         rel_seq=seq, end=seq + n, retx=retx))
+        top[(stream, down)] = max(hi, seq + n)
+    d = pl.DataFrame(rows, schema={"frame": pl.UInt32, "stream": pl.UInt32, "direction": pl.Utf8, "down": pl.Boolean,
+                                   "time_s": pl.Float64, "rel_seq": pl.Int64, "end": pl.Int64, "retx": pl.Boolean})
+    a = pl.DataFrame(acks, schema={"stream": pl.UInt32, "down": pl.Boolean, "time_s": pl.Float64, "frame": pl.UInt32,
+                                   "ack": pl.Int64})
+    native = metrics._rtt_pairs_native(d, a)
+    assert native is not None
+    assert native.sort("frame").equals(metrics._rtt_pairs(d, a).sort("frame").select(native.columns))
+
+
+def test_native_rtt_pairs_leave_null_keys_to_polars():
+    """A null in a column the loop reads: the polars joins decide (None from the native path)."""
+    pytest.importorskip("pcapdecode")
+    from pipeline import metrics
+    d = pl.DataFrame({"frame": [1], "stream": [None], "direction": ["down"], "down": [True], "time_s": [0.0],
+                      "rel_seq": [1], "end": [11], "retx": [False]},
+                     schema_overrides={"frame": pl.UInt32, "stream": pl.UInt32})
+    a = pl.DataFrame({"stream": [0], "down": [True], "time_s": [0.1], "frame": [2], "ack": [11]},
+                     schema_overrides={"stream": pl.UInt32, "frame": pl.UInt32})
+    assert metrics._rtt_pairs_native(d, a) is None
+    p = a.select(stream=pl.lit(None, pl.UInt32), down=pl.lit(False), time_s="time_s", frame="frame", rel_ack="ack")
+    polars_rows = metrics._rtt_pairs(d, a)
+    assert metrics.rtt_samples(p, d)["frame"].to_list() == polars_rows["frame"].to_list()

@@ -4,14 +4,15 @@
 //!
 //! Python sees one class, `PacketReader`, which exports its batches through the Arrow
 //! C stream interface (`__arrow_c_stream__`), so polars takes them without a copy.
-//! It also holds one metric's per-packet loop, `in_order_times` (`ofo.rs`), for
-//! `pipeline/metrics.py`.
+//! It also holds two metrics' per-packet loops for `pipeline/metrics.py`:
+//! `in_order_times` (`ofo.rs`) and `rtt_samples` (`rtt.rs`, Arrow in and out).
 
 pub mod capture;
 pub mod decoder;
 pub mod mptcp;
 pub mod ofo;
 pub mod packet;
+pub mod rtt;
 pub mod streams;
 
 #[cfg(feature = "python")]
@@ -21,9 +22,11 @@ mod python {
     use std::sync::{Arc, Mutex};
     use std::thread;
 
-    use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-    use arrow_array::{RecordBatch, RecordBatchReader};
-    use arrow_schema::{ArrowError, SchemaRef};
+    use arrow_array::cast::AsArray;
+    use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
+    use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int64Type, UInt32Type};
+    use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, RecordBatchIterator, RecordBatchReader, UInt32Array};
+    use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
     use pyo3::create_exception;
     use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyValueError};
     use pyo3::prelude::*;
@@ -105,15 +108,22 @@ mod python {
         }
     }
 
-    /// The next `batches` batches of a PacketReader as one Arrow C stream (from
-    /// `PacketReader.piece`); consumed once.
+    /// Record batches handed to Python once, as an Arrow C stream: the next piece of a
+    /// PacketReader (`PacketReader.piece`), or a result of a metric's loop
+    /// (`rtt_samples`).
     #[pyclass(module = "pcapdecode")]
-    struct PieceStream {
-        piece: Mutex<Option<Piece>>,
+    struct BatchStream {
+        reader: Mutex<Option<Box<dyn RecordBatchReader + Send>>>,
+    }
+
+    impl BatchStream {
+        fn new(reader: impl RecordBatchReader + Send + 'static) -> BatchStream {
+            BatchStream { reader: Mutex::new(Some(Box::new(reader))) }
+        }
     }
 
     #[pymethods]
-    impl PieceStream {
+    impl BatchStream {
         #[pyo3(signature = (requested_schema = None))]
         fn __arrow_c_stream__<'py>(
             &self,
@@ -121,13 +131,13 @@ mod python {
             requested_schema: Option<Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, PyCapsule>> {
             let _ = requested_schema;
-            let piece = self
-                .piece
+            let reader = self
+                .reader
                 .lock()
                 .unwrap()
                 .take()
-                .ok_or_else(|| PyRuntimeError::new_err("this piece was already read"))?;
-            let stream = FFI_ArrowArrayStream::new(Box::new(piece));
+                .ok_or_else(|| PyRuntimeError::new_err("this stream was already read"))?;
+            let stream = FFI_ArrowArrayStream::new(reader);
             PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
         }
     }
@@ -202,12 +212,12 @@ mod python {
         /// so a caller can turn each piece into something smaller before decoding the
         /// next: memory then holds one piece of the decoder's columns at a time. A piece
         /// with no rows means the file is done. Not to be mixed with the whole-stream readers.
-        fn piece(&self, batches: usize) -> PyResult<PieceStream> {
+        fn piece(&self, batches: usize) -> PyResult<BatchStream> {
             self.start(PREFETCH_BATCHES)?;
             let started = self.batches.lock().unwrap();
             let (rx, schema) = started.as_ref().unwrap();
             let piece = Piece { batches: rx.clone(), schema: schema.clone(), left: batches.max(1) };
-            Ok(PieceStream { piece: Mutex::new(Some(piece)) })
+            Ok(BatchStream::new(piece))
         }
 
         /// Start decoding now, in the decoder thread, up to `batches` batches ahead of
@@ -289,11 +299,73 @@ mod python {
         Ok(py.detach(|| crate::ofo::in_order_times(&times, &starts, &lengths)))
     }
 
+    /// The record batches of a Python object that exports an Arrow C stream (a polars
+    /// DataFrame).
+    fn import_batches(obj: &Bound<'_, PyAny>) -> PyResult<Vec<RecordBatch>> {
+        let capsule = obj.call_method0("__arrow_c_stream__")?;
+        let capsule = capsule.cast::<PyCapsule>().map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?;
+        // SAFETY: the capsule holds an Arrow C stream (its name says so); from_raw moves
+        // it out, leaving a released stream for the capsule's destructor.
+        let reader = unsafe { RecordBatchStreamReader::from_raw(ptr.as_ptr() as *mut FFI_ArrowArrayStream) }
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        reader.collect::<Result<Vec<_>, _>>().map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// One column of `batches`, in one vector: of type `T`, without nulls.
+    fn values<T: ArrowPrimitiveType>(batches: &[RecordBatch], name: &str) -> PyResult<Vec<T::Native>> {
+        let mut out = Vec::new();
+        for b in batches {
+            let col = b.column_by_name(name).ok_or_else(|| PyValueError::new_err(format!("no column {name:?}")))?;
+            let a = col.as_primitive_opt::<T>().filter(|a| a.null_count() == 0).ok_or_else(|| {
+                PyValueError::new_err(format!("column {name:?}: {} with nulls, not {} without", col.data_type(), T::DATA_TYPE))
+            })?;
+            out.extend_from_slice(a.values());
+        }
+        Ok(out)
+    }
+
+    fn flags(batches: &[RecordBatch], name: &str) -> PyResult<Vec<bool>> {
+        let mut out = Vec::new();
+        for b in batches {
+            let col = b.column_by_name(name).ok_or_else(|| PyValueError::new_err(format!("no column {name:?}")))?;
+            let a = col.as_boolean_opt().filter(|a| a.null_count() == 0).ok_or_else(|| {
+                PyValueError::new_err(format!("column {name:?}: {} with nulls, not Boolean without", col.data_type()))
+            })?;
+            out.extend(a.values().iter());
+        }
+        Ok(out)
+    }
+
+    /// rtt_samples(sent, acks) -> Arrow C stream of (row u32, ack_s f64), in frame order
+    /// (see `rtt.rs`). `sent`: stream u32, down bool, frame u32, seq i64, end i64, retx
+    /// bool; `acks`: stream u32, down bool (of the data acknowledged), frame u32, time_s
+    /// f64, ack i64; no nulls. `row` indexes `sent`.
+    #[pyfunction]
+    fn rtt_samples(py: Python<'_>, sent: Bound<'_, PyAny>, acks: Bound<'_, PyAny>) -> PyResult<BatchStream> {
+        let (s, a) = (import_batches(&sent)?, import_batches(&acks)?);
+        let (s_stream, s_down, s_frame) = (values::<UInt32Type>(&s, "stream")?, flags(&s, "down")?, values::<UInt32Type>(&s, "frame")?);
+        let (seq, end, retx) = (values::<Int64Type>(&s, "seq")?, values::<Int64Type>(&s, "end")?, flags(&s, "retx")?);
+        let (a_stream, a_down, a_frame) = (values::<UInt32Type>(&a, "stream")?, flags(&a, "down")?, values::<UInt32Type>(&a, "frame")?);
+        let (time, ack) = (values::<Float64Type>(&a, "time_s")?, values::<Int64Type>(&a, "ack")?);
+        let (rows, ack_s) = py.detach(|| {
+            crate::rtt::rtt_samples(
+                &crate::rtt::Sent { stream: &s_stream, down: &s_down, frame: &s_frame, seq: &seq, end: &end, retx: &retx },
+                &crate::rtt::Acks { stream: &a_stream, down: &a_down, frame: &a_frame, time: &time, ack: &ack },
+            )
+        });
+        let schema = Arc::new(Schema::new(vec![Field::new("row", DataType::UInt32, false), Field::new("ack_s", DataType::Float64, false)]));
+        let columns: Vec<ArrayRef> = vec![Arc::new(UInt32Array::from(rows)), Arc::new(Float64Array::from(ack_s))];
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
+    }
+
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(in_order_times, m)?)?;
         m.add_class::<PacketReader>()?;
-        m.add_class::<PieceStream>()?;
+        m.add_class::<BatchStream>()?;
+        m.add_function(wrap_pyfunction!(rtt_samples, m)?)?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
         Ok(())
     }
