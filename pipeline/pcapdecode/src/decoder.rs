@@ -142,6 +142,21 @@ macro_rules! chunk {
     };
 }
 
+/// What only some packets carry (the MPTCP handshake's fields, IPv6 addresses): kept
+/// per packet that has them, as (row, values), and spread into columns at the flush.
+/// Six fewer values to store per packet than a vector each (~8 % of the decoder's time
+/// on an IPv4 capture).
+#[derive(Clone, Copy, Default)]
+struct Handshake {
+    version: Option<u8>,
+    sendkey: Option<u64>,
+    recvkey: Option<u64>,
+    recvtok: Option<u32>,
+    backup: Option<u8>,
+}
+
+type Ip6Pair = ([u8; 16], [u8; 16]);
+
 chunk! {
     time: f64,
     frame: u32,
@@ -159,19 +174,15 @@ chunk! {
     ip_id: Option<u16>,
     checksum: Option<u16>,
     ip4: Option<([u8; 4], [u8; 4])>,
-    ip6: Option<([u8; 16], [u8; 16])>,
+    ip6: (u32, Ip6Pair),
     mp_subtypes: crate::mptcp::SubtypeKey,
-    mp_version: Option<u8>,
-    mp_sendkey: Option<u64>,
-    mp_recvkey: Option<u64>,
-    mp_recvtok: Option<u32>,
+    handshake: (u32, Handshake),
     mp_map_present: Option<u8>,
     mp_dsn64: Option<u8>,
     mp_dsn_raw: Option<u64>,
     mp_ssn: Option<u32>,
     mp_map_len: Option<u16>,
     mp_data_fin: Option<u8>,
-    mp_backup: Option<u8>,
 }
 
 impl Chunk {
@@ -216,6 +227,31 @@ fn plain<T: ArrowPrimitiveType>(v: &[T::Native]) -> ArrayRef {
 fn optional<T: ArrowPrimitiveType>(v: &[Option<T::Native>]) -> ArrayRef {
     let values: Vec<T::Native> = v.iter().map(|x| x.unwrap_or_default()).collect();
     let nulls = v.iter().any(Option::is_none).then(|| NullBuffer::new(BooleanBuffer::collect_bool(v.len(), |i| v[i].is_some())));
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
+}
+
+/// The values of (row, value) pairs spread over `n` rows, `None` elsewhere.
+fn spread<T: Copy, V: Copy>(n: usize, pairs: &[(u32, T)], get: impl Fn(&T) -> Option<V>) -> Vec<Option<V>> {
+    let mut out = vec![None; n];
+    for (row, v) in pairs {
+        out[*row as usize] = get(v);
+    }
+    out
+}
+
+/// A column of (row, value) pairs' values in their own type, null elsewhere.
+fn sparse<T: ArrowPrimitiveType, S>(n: usize, pairs: &[(u32, S)], get: impl Fn(&S) -> Option<T::Native>) -> ArrayRef {
+    let mut values = vec![T::Native::default(); n];
+    let mut valid = vec![false; n];
+    let mut count = 0usize;
+    for (row, v) in pairs {
+        if let Some(x) = get(v) {
+            values[*row as usize] = x;
+            valid[*row as usize] = true;
+            count += 1;
+        }
+    }
+    let nulls = (count < n).then(|| NullBuffer::from(valid));
     Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
 }
 
@@ -341,17 +377,17 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
         (Source::DstPort, "u16") => return plain::<UInt16Type>(&c.dport),
         (Source::IpId, "u16") => return optional::<UInt16Type>(&c.ip_id),
         (Source::Checksum, "u16") => return optional::<UInt16Type>(&c.checksum),
-        (Source::MpVersion, "u8") => return optional::<UInt8Type>(&c.mp_version),
-        (Source::MpSendkey, "u64") => return optional::<UInt64Type>(&c.mp_sendkey),
-        (Source::MpRecvkey, "u64") => return optional::<UInt64Type>(&c.mp_recvkey),
-        (Source::MpRecvtok, "u32") => return optional::<UInt32Type>(&c.mp_recvtok),
+        (Source::MpVersion, "u8") => return sparse::<UInt8Type, _>(n, &c.handshake, |h| h.version),
+        (Source::MpSendkey, "u64") => return sparse::<UInt64Type, _>(n, &c.handshake, |h| h.sendkey),
+        (Source::MpRecvkey, "u64") => return sparse::<UInt64Type, _>(n, &c.handshake, |h| h.recvkey),
+        (Source::MpRecvtok, "u32") => return sparse::<UInt32Type, _>(n, &c.handshake, |h| h.recvtok),
         (Source::MpMapPresent, "u8") => return optional::<UInt8Type>(&c.mp_map_present),
         (Source::MpDsn64, "u8") => return optional::<UInt8Type>(&c.mp_dsn64),
         (Source::MpDsnRaw, "u64") => return optional::<UInt64Type>(&c.mp_dsn_raw),
         (Source::MpSsn, "u32") => return optional::<UInt32Type>(&c.mp_ssn),
         (Source::MpMapLen, "u16") => return optional::<UInt16Type>(&c.mp_map_len),
         (Source::MpDataFin, "u8") => return optional::<UInt8Type>(&c.mp_data_fin),
-        (Source::MpBackup, "u8") => return optional::<UInt8Type>(&c.mp_backup),
+        (Source::MpBackup, "u8") => return sparse::<UInt8Type, _>(n, &c.handshake, |h| h.backup),
         _ => {}
     }
     match col.source {
@@ -369,8 +405,14 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
         Source::Checksum => u!(|i| c.checksum[i].map(u64::from)),
         Source::IpSrc => text_by_key(n, |i| c.ip4[i].map(|(a, _)| a), v4_slot, push_ipv4),
         Source::IpDst => text_by_key(n, |i| c.ip4[i].map(|(_, a)| a), v4_slot, push_ipv4),
-        Source::Ip6Src => text_by_key(n, |i| c.ip6[i].map(|(a, _)| a), v6_slot, |a, out| out.push_str(&ipv6_text(a))),
-        Source::Ip6Dst => text_by_key(n, |i| c.ip6[i].map(|(_, a)| a), v6_slot, |a, out| out.push_str(&ipv6_text(a))),
+        Source::Ip6Src => {
+            let ip6 = spread(n, &c.ip6, |&(a, _)| Some(a));
+            text_by_key(n, |i| ip6[i], v6_slot, |a, out| out.push_str(&ipv6_text(a)))
+        }
+        Source::Ip6Dst => {
+            let ip6 = spread(n, &c.ip6, |&(_, a)| Some(a));
+            text_by_key(n, |i| ip6[i], v6_slot, |a, out| out.push_str(&ipv6_text(a)))
+        }
         Source::Stream => u!(|i| (!c.ports_only[i]).then_some(c.stream[i] as u64)),
         Source::SrcPort => u!(|i| Some(c.sport[i] as u64)),
         Source::DstPort => u!(|i| Some(c.dport[i] as u64)),
@@ -395,17 +437,32 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
             },
         ),
         Source::MpSubtype => u!(|i| c.mp_subtypes[i].first().map(u64::from)),
-        Source::MpVersion => u!(|i| c.mp_version[i].map(u64::from)),
-        Source::MpSendkey => u!(|i| c.mp_sendkey[i]),
-        Source::MpRecvkey => u!(|i| c.mp_recvkey[i]),
-        Source::MpRecvtok => u!(|i| c.mp_recvtok[i].map(u64::from)),
+        Source::MpVersion => {
+            let v = spread(n, &c.handshake, |h| h.version);
+            u!(|i| v[i].map(u64::from))
+        }
+        Source::MpSendkey => {
+            let v = spread(n, &c.handshake, |h| h.sendkey);
+            u!(|i| v[i])
+        }
+        Source::MpRecvkey => {
+            let v = spread(n, &c.handshake, |h| h.recvkey);
+            u!(|i| v[i])
+        }
+        Source::MpRecvtok => {
+            let v = spread(n, &c.handshake, |h| h.recvtok);
+            u!(|i| v[i].map(u64::from))
+        }
         Source::MpMapPresent => u!(|i| c.mp_map_present[i].map(u64::from)),
         Source::MpDsn64 => u!(|i| c.mp_dsn64[i].map(u64::from)),
         Source::MpDsnRaw => u!(|i| c.mp_dsn_raw[i]),
         Source::MpSsn => u!(|i| c.mp_ssn[i].map(u64::from)),
         Source::MpMapLen => u!(|i| c.mp_map_len[i].map(u64::from)),
         Source::MpDataFin => u!(|i| c.mp_data_fin[i].map(u64::from)),
-        Source::MpBackup => u!(|i| c.mp_backup[i].map(u64::from)),
+        Source::MpBackup => {
+            let v = spread(n, &c.handshake, |h| h.backup);
+            u!(|i| v[i].map(u64::from))
+        }
     }
 }
 
@@ -600,6 +657,7 @@ impl State {
             &TcpMeta { flags: seg.flags, seq: seg.seq, ack: seg.ack, has_seglen: seg.payload_len.is_some() },
         ) };
         let c = &mut self.rows;
+        let row = c.frame.len() as u32;
         c.time.push(epoch_f64(rec.ts_sec, rec.ts_nsec));
         c.frame.push(u32::try_from(frame).unwrap_or(u32::MAX));
         c.orig_len.push(rec.orig_len);
@@ -616,20 +674,21 @@ impl State {
         c.ip_id.push(seg.ip_id);
         c.checksum.push(seg.checksum);
         c.ip4.push(ip4);
-        c.ip6.push(ip6);
+        if let Some(pair) = ip6 {
+            c.ip6.push((row, pair));
+        }
         let mp = &seg.mptcp;
         c.mp_subtypes.push(mp.subtype_key());
-        c.mp_version.push(mp.version);
-        c.mp_sendkey.push(mp.sendkey);
-        c.mp_recvkey.push(mp.recvkey);
-        c.mp_recvtok.push(mp.recvtok);
+        let h = Handshake { version: mp.version, sendkey: mp.sendkey, recvkey: mp.recvkey, recvtok: mp.recvtok, backup: mp.backup };
+        if h.version.is_some() || h.sendkey.is_some() || h.recvkey.is_some() || h.recvtok.is_some() || h.backup.is_some() {
+            c.handshake.push((row, h));
+        }
         c.mp_map_present.push(mp.map_present);
         c.mp_dsn64.push(mp.dsn64);
         c.mp_dsn_raw.push(mp.dsn_raw);
         c.mp_ssn.push(mp.ssn);
         c.mp_map_len.push(mp.map_len);
         c.mp_data_fin.push(mp.data_fin);
-        c.mp_backup.push(mp.backup);
         self.rows.len() < self.chunk_rows
     }
 }
