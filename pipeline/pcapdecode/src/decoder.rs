@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
-use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, StringViewArray};
+use arrow_array::{new_null_array, ArrayRef, PrimitiveArray, RecordBatch, StringViewArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
@@ -241,6 +241,9 @@ fn spread<T: Copy, V: Copy>(n: usize, pairs: &[(u32, T)], get: impl Fn(&T) -> Op
 
 /// A column of (row, value) pairs' values in their own type, null elsewhere.
 fn sparse<T: ArrowPrimitiveType, S>(n: usize, pairs: &[(u32, S)], get: impl Fn(&S) -> Option<T::Native>) -> ArrayRef {
+    if pairs.is_empty() {
+        return new_null_array(&T::DATA_TYPE, n); // most chunks: no handshake in them
+    }
     let mut values = vec![T::Native::default(); n];
     let mut valid = vec![false; n];
     let mut count = 0usize;
@@ -405,6 +408,7 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
         Source::Checksum => u!(|i| c.checksum[i].map(u64::from)),
         Source::IpSrc => text_by_key(n, |i| c.ip4[i].map(|(a, _)| a), v4_slot, push_ipv4),
         Source::IpDst => text_by_key(n, |i| c.ip4[i].map(|(_, a)| a), v4_slot, push_ipv4),
+        Source::Ip6Src | Source::Ip6Dst if c.ip6.is_empty() && dtype == "str" => new_null_array(&DataType::Utf8View, n),
         Source::Ip6Src => {
             let ip6 = spread(n, &c.ip6, |&(a, _)| Some(a));
             text_by_key(n, |i| ip6[i], v6_slot, |a, out| out.push_str(&ipv6_text(a)))
