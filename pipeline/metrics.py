@@ -131,10 +131,11 @@ def _rtt_pairs(d: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame:
 
 
 def _rtt_pairs_native(d: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame | None:
-    """``_rtt_pairs`` by the native crate's loop (pipeline/pcapdecode/src/rtt.rs; ~0.01 s
-    against ~0.07 s on the bench's server trace), or None where it does not apply: no
-    native build, or a null in a column it reads (the polars joins' handling of null
-    keys stays the definition). tests/test_metrics_synthetic.py holds the two equal."""
+    """``_rtt_pairs`` by the native crate's loop (pipeline/pcapdecode/src/rtt.rs; 0.016 s
+    against ~0.06 s for the joins on the bench's server trace), or None where it does
+    not apply: no native build, or a null in a column it reads (the polars joins'
+    handling of null keys stays the definition). tests/test_metrics_synthetic.py holds
+    the two equal."""
     try:
         from pcapdecode import rtt_samples
     except ImportError:
