@@ -14,6 +14,8 @@ pub mod ofo;
 pub mod packet;
 pub mod rtt;
 pub mod streams;
+#[cfg(test)]
+mod testgen;
 
 #[cfg(feature = "python")]
 mod python {

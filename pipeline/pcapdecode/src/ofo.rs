@@ -75,13 +75,8 @@ mod tests {
     fn equals_the_byte_by_byte_definition_on_shuffled_overlapping_packets() {
         // A small deterministic generator: segments of two "subflows", duplicated,
         // overlapping (repacketised), shuffled within a window, some never sent.
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rng = crate::testgen::XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut next = |m: u64| rng.below(m);
         for case in 0..300 {
             let mut segs: Vec<(i64, i64)> = Vec::new();
             let mut at = if case % 3 == 0 { 1 } else { 1 + next(5) as i64 };

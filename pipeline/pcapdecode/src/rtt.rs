@@ -215,13 +215,8 @@ mod tests {
 
     #[test]
     fn equals_the_definition_on_generated_traces() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rng = crate::testgen::XorShift(0x2545_f491_4f6c_dd1d);
+        let mut next = |m: u64| rng.below(m);
         let mut samples = 0;
         for case in 0..400 {
             let (mut st, mut dn, mut fr, mut sq, mut en, mut rx) = (vec![], vec![], vec![], vec![], vec![], vec![]);
