@@ -3,6 +3,8 @@
 Times are chosen so each expected number can be read off the exchange; pcap
 timestamps have microsecond resolution, hence the 1e-3 ms tolerance.
 """
+from pathlib import Path
+
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -379,6 +381,23 @@ def test_native_rtt_pairs_equal_the_polars_ones(events):
     native = metrics._rtt_pairs_native(d, a)
     assert native is not None
     assert native.sort("frame").equals(metrics._rtt_pairs(d, a).sort("frame").select(native.columns))
+
+
+@pytest.mark.parametrize("pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_native_rtt_pairs_equal_the_polars_ones_on_the_samples(pcap):
+    """Real captures, both directions' data: the same rows and ACK times."""
+    pytest.importorskip("pcapdecode")
+    from pipeline import metrics
+    p = flows.build_trace(extract.read_packets(pcap, "native", compact=flows.compact).packets).packets
+    down = pl.col("down").fill_null(False)
+    d = metrics.retransmissions(p).select("frame", "stream", "direction", down.alias("down"), "time_s", "rel_seq",
+                                          "end", "retx")
+    acks = p.filter(pl.col("rel_ack").is_not_null()).select("stream", (~down).alias("down"), "time_s", "frame",
+                                                            pl.col("rel_ack").alias("ack"))
+    native = metrics._rtt_pairs_native(d, acks)
+    assert native is not None and native.height > 300
+    assert native.sort("frame").equals(metrics._rtt_pairs(d, acks).sort("frame").select(native.columns))
 
 
 def test_native_rtt_pairs_leave_null_keys_to_polars():
