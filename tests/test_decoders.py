@@ -245,6 +245,25 @@ def test_snap_length_cutting_the_tcp_header(tmp_path, snaplen):
 
 
 @needs_tshark
+@pytest.mark.parametrize("dataofs", [0, 2, 4])
+def test_tcp_data_offset_below_twenty_bytes(tmp_path, dataofs):
+    """A segment whose data offset is below the 20-byte header (a bogus header): tshark
+    shows its ports, stream and sequence number, no flags or ACK; the decoder keeps such
+    rows apart from the others (decoder.rs, `Odd`), which this checks among normal ones."""
+    pkts = mptcp_exchange(1, True)
+    t = float(pkts[-1].time)
+    bad = IP(src="10.0.1.2", dst="10.0.0.1") / TCP(sport=40000, dport=80, seq=1000, ack=77, flags="PA",
+                                                  dataofs=dataofs) / Raw(b"x" * 30)
+    bad.time = t + 0.001
+    tail = pkts[-1].copy()
+    tail.time = t + 0.002
+    frames = [(float(p.time), link_frame(p, "ether"), None) for p in [*pkts, bad, tail]]
+    native = assert_same(write_pcap_bytes(tmp_path / "bogus.pcap", frames, 1))
+    row = native.packets.filter(pl.col("sport") == 40000)
+    assert row.height == 1 and row["tcp_flags"][0] is None and row["stream"][0] is not None
+
+
+@needs_tshark
 def test_hostile_pcaps_same_rows_and_problems(tmp_path):
     """Every pcap and pcapng case of the fuzz table (tests/test_fuzz_inputs.py) gives
     the same packets and the same problems rows, or the same refusal, with either decoder."""

@@ -157,6 +157,16 @@ struct Handshake {
 
 type Ip6Pair = ([u8; 16], [u8; 16]);
 
+/// A segment whose header tshark shows only in part (kept per such row, like
+/// `Handshake`): without any in a chunk, the masked columns are the vectors as they are.
+#[derive(Clone, Copy, Default)]
+struct Odd {
+    /// the data offset is below 20 bytes: no flags, ack or options
+    bogus_header: bool,
+    /// the snap length left only the ports
+    ports_only: bool,
+}
+
 chunk! {
     time: f64,
     frame: u32,
@@ -166,8 +176,7 @@ chunk! {
     seq: u32,
     ack: u32,
     payload_len: Option<u32>,
-    bogus_header: bool,
-    ports_only: bool,
+    odd: (u32, Odd),
     sport: u16,
     dport: u16,
     flags: u16,
@@ -188,6 +197,17 @@ chunk! {
 impl Chunk {
     fn len(&self) -> usize {
         self.frame.len()
+    }
+
+    /// Per row: (bogus header, ports only).
+    fn odd_rows(&self) -> (Vec<bool>, Vec<bool>) {
+        let n = self.len();
+        let (mut bogus, mut ports) = (vec![false; n], vec![false; n]);
+        for &(row, o) in &self.odd {
+            bogus[row as usize] = o.bogus_header;
+            ports[row as usize] = o.ports_only;
+        }
+        (bogus, ports)
     }
 }
 
@@ -377,6 +397,11 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
         (Source::FrameLen, "u32") => return plain::<UInt32Type>(&c.orig_len),
         (Source::CapLen, "u32") => return plain::<UInt32Type>(&c.cap_len),
         (Source::SrcPort, "u16") => return plain::<UInt16Type>(&c.sport),
+        (Source::Stream, "u32") if c.odd.is_empty() => return plain::<UInt32Type>(&c.stream),
+        (Source::Flags, "u16") if c.odd.is_empty() => return plain::<UInt16Type>(&c.flags),
+        (Source::Seq, "u32") if c.odd.is_empty() => return plain::<UInt32Type>(&c.seq),
+        (Source::Ack, "u32") if c.odd.is_empty() => return plain::<UInt32Type>(&c.ack),
+        (Source::Len, "u32") if c.odd.is_empty() => return optional::<UInt32Type>(&c.payload_len),
         (Source::DstPort, "u16") => return plain::<UInt16Type>(&c.dport),
         (Source::IpId, "u16") => return optional::<UInt16Type>(&c.ip_id),
         (Source::Checksum, "u16") => return optional::<UInt16Type>(&c.checksum),
@@ -417,13 +442,28 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
             let ip6 = spread(n, &c.ip6, |&(_, a)| Some(a));
             text_by_key(n, |i| ip6[i], v6_slot, |a, out| out.push_str(&ipv6_text(a)))
         }
-        Source::Stream => u!(|i| (!c.ports_only[i]).then_some(c.stream[i] as u64)),
+        Source::Stream => {
+            let (_, ports_only) = c.odd_rows();
+            u!(|i| (!ports_only[i]).then_some(c.stream[i] as u64))
+        }
         Source::SrcPort => u!(|i| Some(c.sport[i] as u64)),
         Source::DstPort => u!(|i| Some(c.dport[i] as u64)),
-        Source::Flags => u!(|i| (!c.bogus_header[i] && !c.ports_only[i]).then_some(c.flags[i] as u64)),
-        Source::Seq => u!(|i| (!c.ports_only[i]).then_some(c.seq[i] as u64)),
-        Source::Ack => u!(|i| (!c.bogus_header[i] && !c.ports_only[i]).then_some(c.ack[i] as u64)),
-        Source::Len => u!(|i| c.payload_len[i].filter(|_| !c.ports_only[i]).map(u64::from)),
+        Source::Flags => {
+            let (bogus, ports_only) = c.odd_rows();
+            u!(|i| (!bogus[i] && !ports_only[i]).then_some(c.flags[i] as u64))
+        }
+        Source::Seq => {
+            let (_, ports_only) = c.odd_rows();
+            u!(|i| (!ports_only[i]).then_some(c.seq[i] as u64))
+        }
+        Source::Ack => {
+            let (bogus, ports_only) = c.odd_rows();
+            u!(|i| (!bogus[i] && !ports_only[i]).then_some(c.ack[i] as u64))
+        }
+        Source::Len => {
+            let (_, ports_only) = c.odd_rows();
+            u!(|i| c.payload_len[i].filter(|_| !ports_only[i]).map(u64::from))
+        }
         Source::MpSubtype if col.all => text_by_key(
             n,
             |i| (!c.mp_subtypes[i].is_empty()).then_some(c.mp_subtypes[i]),
@@ -670,8 +710,9 @@ impl State {
         c.seq.push(seg.seq);
         c.ack.push(seg.ack);
         c.payload_len.push(seg.payload_len);
-        c.bogus_header.push(seg.bogus_header);
-        c.ports_only.push(seg.ports_only);
+        if seg.bogus_header || seg.ports_only {
+            c.odd.push((row, Odd { bogus_header: seg.bogus_header, ports_only: seg.ports_only }));
+        }
         c.sport.push(seg.sport);
         c.dport.push(seg.dport);
         c.flags.push(seg.flags);
