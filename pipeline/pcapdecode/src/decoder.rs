@@ -155,6 +155,20 @@ struct Handshake {
     backup: Option<u8>,
 }
 
+impl Handshake {
+    /// The value of one of its fields, for the columns asked in another type.
+    fn get(&self, source: Source) -> Option<u64> {
+        match source {
+            Source::MpVersion => self.version.map(u64::from),
+            Source::MpSendkey => self.sendkey,
+            Source::MpRecvkey => self.recvkey,
+            Source::MpRecvtok => self.recvtok.map(u64::from),
+            Source::MpBackup => self.backup.map(u64::from),
+            _ => None,
+        }
+    }
+}
+
 type Ip6Pair = ([u8; 16], [u8; 16]);
 
 /// A segment whose header tshark shows only in part (kept per such row, like
@@ -260,22 +274,11 @@ fn spread<T: Copy, V: Copy>(n: usize, pairs: &[(u32, T)], get: impl Fn(&T) -> Op
 }
 
 /// A column of (row, value) pairs' values in their own type, null elsewhere.
-fn sparse<T: ArrowPrimitiveType, S>(n: usize, pairs: &[(u32, S)], get: impl Fn(&S) -> Option<T::Native>) -> ArrayRef {
+fn sparse<T: ArrowPrimitiveType, S: Copy>(n: usize, pairs: &[(u32, S)], get: impl Fn(&S) -> Option<T::Native>) -> ArrayRef {
     if pairs.is_empty() {
         return new_null_array(&T::DATA_TYPE, n); // most chunks: no handshake in them
     }
-    let mut values = vec![T::Native::default(); n];
-    let mut valid = vec![false; n];
-    let mut count = 0usize;
-    for (row, v) in pairs {
-        if let Some(x) = get(v) {
-            values[*row as usize] = x;
-            valid[*row as usize] = true;
-            count += 1;
-        }
-    }
-    let nulls = (count < n).then(|| NullBuffer::from(valid));
-    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
+    optional::<T>(&spread(n, pairs, get))
 }
 
 /// Arrow string views built by hand, so that a value repeated from the row before
@@ -481,21 +484,9 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
             },
         ),
         Source::MpSubtype => u!(|i| c.mp_subtypes[i].first().map(u64::from)),
-        Source::MpVersion => {
-            let v = spread(n, &c.handshake, |h| h.version);
-            u!(|i| v[i].map(u64::from))
-        }
-        Source::MpSendkey => {
-            let v = spread(n, &c.handshake, |h| h.sendkey);
+        Source::MpVersion | Source::MpSendkey | Source::MpRecvkey | Source::MpRecvtok | Source::MpBackup => {
+            let v = spread(n, &c.handshake, |h| h.get(col.source));
             u!(|i| v[i])
-        }
-        Source::MpRecvkey => {
-            let v = spread(n, &c.handshake, |h| h.recvkey);
-            u!(|i| v[i])
-        }
-        Source::MpRecvtok => {
-            let v = spread(n, &c.handshake, |h| h.recvtok);
-            u!(|i| v[i].map(u64::from))
         }
         Source::MpMapPresent => u!(|i| c.mp_map_present[i].map(u64::from)),
         Source::MpDsn64 => u!(|i| c.mp_dsn64[i].map(u64::from)),
@@ -503,10 +494,6 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
         Source::MpSsn => u!(|i| c.mp_ssn[i].map(u64::from)),
         Source::MpMapLen => u!(|i| c.mp_map_len[i].map(u64::from)),
         Source::MpDataFin => u!(|i| c.mp_data_fin[i].map(u64::from)),
-        Source::MpBackup => {
-            let v = spread(n, &c.handshake, |h| h.backup);
-            u!(|i| v[i].map(u64::from))
-        }
     }
 }
 
