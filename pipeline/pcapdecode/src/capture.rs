@@ -167,7 +167,10 @@ impl Reader {
             };
             match step {
                 Ok((offset, keep_going)) => {
-                    self.inner.consume(offset);
+                    // Not `consume`: it moves the unread half of the buffer to its start
+                    // each time the read position passes the middle (a 512 KiB memmove per
+                    // MiB read, ~4 % of decoding); `refill` moves only the partial record left.
+                    self.inner.consume_noshift(offset);
                     self.pos += offset as u64;
                     if !keep_going {
                         return;
@@ -401,14 +404,16 @@ pub fn split_ts(ts: u64, units: u64) -> (u64, u32) {
 /// nine decimals and the tshark path parses that text: correctly rounded, so the
 /// two decoders give bit-identical times.
 pub fn epoch_f64(sec: i64, nsec: u32) -> f64 {
-    if sec < 0 || sec >= (1i64 << 33) {
+    if !(0..1i64 << 33).contains(&sec) {
         return sec as f64 + nsec as f64 * 1e-9;
     }
     if nsec == 0 {
         return sec as f64;
     }
     let n: u128 = sec as u128 * 1_000_000_000 + nsec as u128; // value = n / 1e9
-    let approx = sec as f64 + nsec as f64 / 1e9; // within an ulp of the answer
+    // Within an ulp of the answer. From 1 s on, the product's error (< 2^-53 s) stays
+    // far below the sum's ulp, and a multiply is several times cheaper than a divide.
+    let approx = if sec == 0 { nsec as f64 / 1e9 } else { sec as f64 + nsec as f64 * 1e-9 };
     // Is `approx` = m * 2^e the nearest f64 to n / 1e9? Compare 2 n 2^-e with the
     // midpoints (2m -/+ 1) 1e9 to its neighbours, exactly, in integers.
     let (m, e) = decompose(approx);
@@ -493,6 +498,19 @@ mod tests {
                 let text = format!("{s}.{ns:09}");
                 assert_eq!(epoch_f64(s as i64, ns), text.parse::<f64>().unwrap(), "{text}");
             }
+        }
+    }
+
+    #[test]
+    fn epoch_matches_decimal_parsing_at_random() {
+        // seconds from 0 to past 2^33 (the exact path's limit), at every magnitude
+        let mut rng = crate::testgen::XorShift(0x6a09_e667_f3bc_c909);
+        for _ in 0..200_000 {
+            let bits = rng.below(35);
+            let s = rng.below(1 << bits);
+            let ns = rng.below(1_000_000_000) as u32;
+            let text = format!("{s}.{ns:09}");
+            assert_eq!(epoch_f64(s as i64, ns), text.parse::<f64>().unwrap(), "{text}");
         }
     }
 
