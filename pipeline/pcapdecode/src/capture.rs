@@ -78,6 +78,8 @@ pub struct Reader {
 struct Formats {
     interfaces: Vec<Interface>,
     legacy: Option<(i32, bool)>, // link type, nanosecond timestamps
+    /// the "modified" pcap format (24-byte record headers): no fast path
+    modified_pcap: bool,
     big_endian_pcap: bool,
     big_endian_section: bool,
 }
@@ -120,6 +122,9 @@ impl Reader {
             return;
         }
         loop {
+            if !self.legacy_run(&mut f) {
+                return;
+            }
             if self.walk.is_some() && !self.check_pcap_record() {
                 return;
             }
@@ -129,6 +134,7 @@ impl Reader {
                         PcapBlockOwned::LegacyHeader(h) => {
                             self.state.legacy = Some((h.network.0, h.is_nanosecond_precision()));
                             self.state.big_endian_pcap = h.is_bigendian();
+                            self.state.modified_pcap = h.is_modified_format();
                             self.walk = Some(PcapWalk { size: self.size, snaplen: h.snaplen, ..Default::default() });
                             true
                         }
@@ -234,29 +240,16 @@ impl Reader {
         if d.len() < 16 {
             return true; // pcap-parser refills first
         }
-        let be = self.state.big_endian_pcap;
-        let u32_at = |o: usize| {
-            let b = [d[o], d[o + 1], d[o + 2], d[o + 3]];
-            if be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
+        let ns = self.state.legacy.map(|l| l.1).unwrap_or(false);
+        let incl = match record_header(d, self.state.big_endian_pcap, ns, w.snaplen) {
+            Ok(incl) => incl,
+            Err(why) => {
+                w.damaged_at = Some(self.pos);
+                w.damage = Some(why.clone());
+                self.end = Some(End::Corrupt(why));
+                return false;
+            }
         };
-        let (frac, incl, orig) = (u32_at(4), u32_at(8), u32_at(12));
-        let per_s = if self.state.legacy.map(|l| l.1).unwrap_or(false) { 1_000_000_000 } else { 1_000_000 };
-        let limit = if w.snaplen != 0 { w.snaplen.max(MAX_PCAP_RECORD) } else { MAX_PCAP_RECORD };
-        let why = if incl > limit {
-            Some(format!("a {incl}-byte record, larger than the {limit}-byte maximum"))
-        } else if frac >= per_s {
-            Some(format!("a timestamp fraction of {frac} (>= 1 s)"))
-        } else if incl > orig {
-            Some(format!("{incl} bytes captured of a {orig}-byte packet"))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            w.damaged_at = Some(self.pos);
-            w.damage = Some(why.clone());
-            self.end = Some(End::Corrupt(why));
-            return false;
-        }
         if 16 + incl as u64 > left {
             w.tail_missing = 16 + incl as u64 - left;
             self.end = Some(End::Truncated);
@@ -265,11 +258,70 @@ impl Reader {
         true
     }
 
+    /// Classic pcap: the records wholly in the buffer, each checked as
+    /// `check_pcap_record` does and parsed by pcap-parser's frame parser, without a call
+    /// through the boxed reader per record (~8 % of decoding). Whatever it does not take
+    /// (a record running past the buffer, damage, the end) is left to the general loop.
+    /// False when `f` asked to stop.
+    fn legacy_run<F: FnMut(&Record) -> bool>(&mut self, f: &mut F) -> bool {
+        let (Some((linktype, ns)), Some(w)) = (self.state.legacy, self.walk.as_mut()) else { return true };
+        if self.state.modified_pcap {
+            return true;
+        }
+        let be = self.state.big_endian_pcap;
+        let parse = if be { pcap_parser::parse_pcap_frame_be } else { pcap_parser::parse_pcap_frame };
+        let data = self.inner.data();
+        let (mut off, mut go) = (0usize, true);
+        while go {
+            let rest = &data[off..];
+            let Ok(incl) = record_header(rest, be, ns, w.snaplen) else { break };
+            let end = 16 + incl as usize;
+            if end > rest.len() {
+                break;
+            }
+            let Ok((_, b)) = parse(&rest[..end]) else { break };
+            w.records += 1;
+            go = f(&Record {
+                ts_sec: b.ts_sec as i64,
+                ts_nsec: if ns { b.ts_usec } else { b.ts_usec.wrapping_mul(1000) },
+                orig_len: b.origlen,
+                linktype,
+                data: b.data,
+            });
+            off += end;
+        }
+        self.inner.consume_noshift(off);
+        self.pos += off as u64;
+        go
+    }
+
     /// The captured length in the next classic pcap record header, if a header is there.
     fn legacy_caplen(&self) -> Option<u32> {
         let d = self.inner.data();
         let b: [u8; 4] = d.get(8..12)?.try_into().ok()?;
         Some(if self.state.big_endian_pcap { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+    }
+}
+
+/// A classic pcap record header at the start of `d` (16 bytes or more) by
+/// `capfile.scan`'s rules: its captured length, or why the header is impossible.
+fn record_header(d: &[u8], be: bool, ns: bool, snaplen: u32) -> Result<u32, String> {
+    let Some(h) = d.get(..16) else { return Err("a record header cut short".into()) };
+    let u32_at = |o: usize| {
+        let b = [h[o], h[o + 1], h[o + 2], h[o + 3]];
+        if be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
+    };
+    let (frac, incl, orig) = (u32_at(4), u32_at(8), u32_at(12));
+    let per_s = if ns { 1_000_000_000 } else { 1_000_000 };
+    let limit = if snaplen != 0 { snaplen.max(MAX_PCAP_RECORD) } else { MAX_PCAP_RECORD };
+    if incl > limit {
+        Err(format!("a {incl}-byte record, larger than the {limit}-byte maximum"))
+    } else if frac >= per_s {
+        Err(format!("a timestamp fraction of {frac} (>= 1 s)"))
+    } else if incl > orig {
+        Err(format!("{incl} bytes captured of a {orig}-byte packet"))
+    } else {
+        Ok(incl)
     }
 }
 
