@@ -566,6 +566,59 @@ mod tests {
         }
     }
 
+    /// A little-endian µs pcap of `n` records of 60-1500 bytes, record i's timestamp i s.
+    fn pcap(n: usize) -> (Vec<u8>, Vec<usize>) {
+        let mut f = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0];
+        let mut starts = Vec::new();
+        for i in 0..n {
+            let len = 60 + (i * 7919) % 1441;
+            starts.push(f.len());
+            for v in [i as u32, 0, len as u32, len as u32] {
+                f.extend(v.to_le_bytes());
+            }
+            f.extend(std::iter::repeat_n(i as u8, len));
+        }
+        (f, starts)
+    }
+
+    fn read_all(bytes: Vec<u8>) -> (Vec<(i64, usize)>, Reader) {
+        let mut r = Reader::from_read(std::io::Cursor::new(bytes)).unwrap();
+        let mut got = Vec::new();
+        // stopping every 1000 records, as a full chunk does
+        while r.end.is_none() {
+            let mut k = 0;
+            r.for_each(|rec| {
+                got.push((rec.ts_sec, rec.data.len()));
+                k += 1;
+                k < 1000
+            });
+        }
+        (got, r)
+    }
+
+    #[test]
+    fn records_across_buffer_refills_damage_and_a_cut_tail() {
+        // ~2.3 MB: the 1 MiB buffer is refilled with records split across its end.
+        let (f, starts) = pcap(3000);
+        let (got, r) = read_all(f.clone());
+        assert_eq!(r.end, Some(End::Clean));
+        assert_eq!(got.len(), 3000);
+        assert!(got.iter().enumerate().all(|(i, &(t, len))| t == i as i64 && len == 60 + (i * 7919) % 1441));
+        assert_eq!(r.walk.as_ref().unwrap().records, 3000);
+
+        // an impossible header (fraction >= 1 s) in the middle: the records before it, its offset
+        let mut bad = f.clone();
+        bad[starts[2222] + 4..starts[2222] + 8].copy_from_slice(&2_000_000u32.to_le_bytes());
+        let (got, r) = read_all(bad);
+        assert_eq!(got.len(), 2222);
+        assert!(matches!(r.end, Some(End::Corrupt(_))));
+        assert_eq!(r.walk.as_ref().unwrap().damaged_at, Some(starts[2222] as u64));
+
+        // the last record cut short
+        let (got, r) = read_all(f[..f.len() - 10].to_vec());
+        assert_eq!((got.len(), r.end), (2999, Some(End::Truncated)));
+    }
+
     #[test]
     fn ts_resolution() {
         assert_eq!(ts_units(6), 1_000_000);
