@@ -68,6 +68,22 @@ def test_integer_columns_in_another_type_are_the_native_ones_cast(other):
     assert handshake.height >= 4 and handshake["mp_backup"].null_count() < handshake.height
 
 
+@pytest.mark.parametrize("chunk_rows", [1, 7, 1023, 1025, 2000])
+def test_chunk_size_does_not_change_the_table(chunk_rows):
+    """Chunks of any size, across the chunk's growth steps (1024 rows, then doubling):
+    the same table as one big chunk, and no chunk longer than asked."""
+    pcapdecode = pytest.importorskip("pcapdecode")
+    pcap = ROOT / "data" / "samples" / "mp2-tbf" / "server.pcap"
+    whole = pl.DataFrame(pcapdecode.PacketReader(str(pcap), extract.native_fields(), 1 << 20))
+    assert whole.height > 2000
+    reader = pcapdecode.PacketReader(str(pcap), extract.native_fields(), chunk_rows)
+    chunks = []
+    while (piece := pl.DataFrame(reader.piece(1))).height:  # one batch per piece
+        chunks.append(piece)
+    assert max(c.height for c in chunks) == min(chunk_rows, whole.height)
+    assert_frame_equal(pl.concat(chunks), whole)
+
+
 # Other people's captures (scripts/fetch-thirdparty.sh, run by `make test`): MPTCP v0,
 # Linux cooked v1, PPP, pcapng from another setup.
 THIRD = sorted((ROOT / "data" / "thirdparty").glob("*.pcap*"))

@@ -122,10 +122,11 @@ pub struct Stats {
 
 /// Declares the chunk: one vector per decoded value, so that building a column reads
 /// one contiguous vector (a strided pass over ~200-byte rows per column cost a fifth
-/// of the decoder's time). The dense vectors hold a value for every row: they are
-/// sized once to the chunk and written by row (a `push` per value, with its capacity
-/// check and length update, was ~10 % of decoding); only their first `rows` count.
-/// The sparse ones hold (row, value) pairs for the rows that have them.
+/// of the decoder's time). The dense vectors hold a value for every row and are
+/// written by row (a `push` per value, with its capacity check and length update, was
+/// ~10 % of decoding); only their first `rows` count. They grow together, by doubling
+/// up to the chunk's size, so a small file or a large `chunk_rows` costs no more than
+/// the rows decoded. The sparse ones hold (row, value) pairs for the rows that have them.
 macro_rules! chunk {
     (dense { $($name:ident: $t:ty),* $(,)? } sparse { $($sname:ident: $st:ty),* $(,)? }) => {
         /// The decoded TCP segments of one chunk, a vector per value, kept until the
@@ -136,8 +137,13 @@ macro_rules! chunk {
             $($sname: Vec<$st>,)*
         }
         impl Chunk {
-            fn with_capacity(n: usize) -> Chunk {
-                Chunk { rows: 0, $($name: vec![<$t>::default(); n],)* $($sname: Vec::new(),)* }
+            fn new() -> Chunk {
+                Chunk { rows: 0, $($name: Vec::new(),)* $($sname: Vec::new(),)* }
+            }
+            /// Room for row `self.rows` in every dense vector (`limit`: the chunk's size).
+            fn grow(&mut self, limit: usize) {
+                let n = (self.rows * 2).max(1024).min(limit).max(self.rows + 1);
+                $(self.$name.resize(n, <$t>::default());)*
             }
             fn clear(&mut self) {
                 self.rows = 0;
@@ -625,7 +631,7 @@ impl Decoder {
                 streams: Streams::default(),
                 seg: Segment::default(),
                 stats: Stats::default(),
-                rows: Chunk::with_capacity(chunk_rows),
+                rows: Chunk::new(),
                 chunk_rows,
             },
         })
@@ -709,6 +715,9 @@ impl State {
         ) };
         let c = &mut self.rows;
         let r = c.rows;
+        if r == c.frame.len() {
+            c.grow(self.chunk_rows);
+        }
         let row = r as u32;
         c.time[r] = epoch_f64(rec.ts_sec, rec.ts_nsec);
         c.frame[r] = u32::try_from(frame).unwrap_or(u32::MAX);
