@@ -5,6 +5,7 @@
 //! each tshark field name maps to one value the decoder knows how to produce. Only
 //! the conversation table (one entry per TCP connection) outlives a chunk.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::net::Ipv6Addr;
 use std::path::Path;
@@ -410,7 +411,9 @@ fn text(n: usize, f: impl Fn(usize, &mut String) -> bool) -> ArrayRef {
     out.finish()
 }
 
-fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
+/// `odd`: the chunk's per-row (bogus header, ports only) flags, made by the first
+/// masked column that needs them and shared by the others.
+fn column(c: &Chunk, col: &Column, dtype: &str, odd: &OnceCell<(Vec<bool>, Vec<bool>)>) -> ArrayRef {
     let n = c.len();
     // A macro, not a closure taking `fn`: each column's accessor is inlined into its loop.
     macro_rules! u {
@@ -472,25 +475,25 @@ fn column(c: &Chunk, col: &Column, dtype: &str) -> ArrayRef {
             text_by_key(n, |i| ip6[i], v6_slot, |a, out| out.push_str(&ipv6_text(a)))
         }
         Source::Stream => {
-            let (_, ports_only) = c.odd_rows();
+            let (_, ports_only) = odd.get_or_init(|| c.odd_rows());
             u!(|i| (!ports_only[i]).then_some(c.stream[i] as u64))
         }
         Source::SrcPort => u!(|i| Some(c.sport[i] as u64)),
         Source::DstPort => u!(|i| Some(c.dport[i] as u64)),
         Source::Flags => {
-            let (bogus, ports_only) = c.odd_rows();
+            let (bogus, ports_only) = odd.get_or_init(|| c.odd_rows());
             u!(|i| (!bogus[i] && !ports_only[i]).then_some(c.flags[i] as u64))
         }
         Source::Seq => {
-            let (_, ports_only) = c.odd_rows();
+            let (_, ports_only) = odd.get_or_init(|| c.odd_rows());
             u!(|i| (!ports_only[i]).then_some(c.seq[i] as u64))
         }
         Source::Ack => {
-            let (bogus, ports_only) = c.odd_rows();
+            let (bogus, ports_only) = odd.get_or_init(|| c.odd_rows());
             u!(|i| (!bogus[i] && !ports_only[i]).then_some(c.ack[i] as u64))
         }
         Source::Len => {
-            let (_, ports_only) = c.odd_rows();
+            let (_, ports_only) = odd.get_or_init(|| c.odd_rows());
             u!(|i| c.payload_len[i].filter(|_| !ports_only[i]).map(u64::from))
         }
         Source::MpSubtype if col.all => text_by_key(
@@ -675,8 +678,9 @@ impl arrow_array::RecordBatchReader for Decoder {
 
 impl State {
     fn flush(&mut self) -> Result<RecordBatch, ArrowError> {
+        let odd = OnceCell::new();
         let arrays: Vec<ArrayRef> =
-            self.columns.iter().zip(&self.dtypes).map(|(c, d)| column(&self.rows, c, d)).collect();
+            self.columns.iter().zip(&self.dtypes).map(|(c, d)| column(&self.rows, c, d, &odd)).collect();
         self.rows.clear();
         RecordBatch::try_new(self.schema.clone(), arrays)
     }
