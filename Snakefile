@@ -26,9 +26,9 @@ validate(config, "config/config.schema.yaml")
 include: "rules/common.smk"
 include: "rules/capture.smk"
 include: "rules/analyze.smk"
+include: "rules/findings.smk"
 include: "rules/notebooks.smk"
 include: "rules/report.smk"
-include: "rules/findings.smk"
 
 
 rule reproduce_all:

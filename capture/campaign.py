@@ -57,6 +57,7 @@ def merge_status(file: Path, summary: dict, missing: list[str]) -> dict:
             old = {}
         ran = set(summary["ok"]) | set(summary["failed"]) | set(summary.get("interrupted", {}))
         st = {"campaign": summary["campaign"], "scale": summary["scale"], "total": summary["total"],
+              "seed": summary.get("seed"),
               "ok": sorted((set(old.get("ok", [])) - ran) | set(summary["ok"])),
               "failed": {**{k: v for k, v in old.get("failed", {}).items() if k not in ran}, **summary["failed"]},
               "repeated": {**{k: v for k, v in old.get("repeated", {}).items() if k not in ran}, **summary["repeated"]},
@@ -71,15 +72,28 @@ def merge_status(file: Path, summary: dict, missing: list[str]) -> dict:
     return st
 
 
+def _same_seed(root: Path, seed: int | None) -> None:
+    """Refuse to mix seeds in one folder: a finished run of another seed would be kept
+    as if it were of this one."""
+    try:
+        old = json.loads((root / "campaign-status.json").read_text()).get("seed")
+    except (OSError, ValueError, AttributeError):
+        return
+    if old is not None and seed is not None and old != seed:
+        raise CampaignError(f"{root}: holds runs of seed {old}, not {seed}: a replicate with another seed "
+                            "needs its own --out")
+
+
 def run_campaign(path: str | Path, out: str | Path, flat: bool = False, only: str | None = None,
                  dry_run: bool = False, progress: bool = True, scale: str | None = None,
-                 run_ids: list[str] | None = None) -> dict:
+                 run_ids: list[str] | None = None, seed: int | None = None) -> dict:
     """Run a campaign at ``scale``; finished runs (DONE marker) are skipped, half runs
     redone. ``only``: a regex on run ids; ``run_ids``: exactly these runs (unknown
-    ids are an error)."""
+    ids are an error); ``seed``: replaces the campaign's seed (an independent replicate;
+    give it its own ``out``)."""
     path = Path(path)
     doc = load(path, scale)
-    specs = all_specs = expand(doc, base_dir=path.resolve().parent, scale=scale)
+    specs = all_specs = expand(doc, base_dir=path.resolve().parent, scale=scale, seed=seed)
     if only:
         specs = [s for s in specs if re.search(only, s.run_id)]
     if run_ids:
@@ -89,10 +103,12 @@ def run_campaign(path: str | Path, out: str | Path, flat: bool = False, only: st
             raise CampaignError(f"{path}: no run {unknown[0]!r} at scale {specs[0].scale if specs else scale}")
         specs = [s for s in specs if s.run_id in set(run_ids)]
     root = Path(out) if flat else Path(out) / doc["name"]
+    _same_seed(root, specs[0].campaign_seed if specs else None)
     todo, done = [], []
     for s in specs:
         (done if (root / s.run_id / DONE).exists() else todo).append(s)
     summary = {"campaign": doc["name"], "scale": specs[0].scale if specs else scale, "total": len(specs),
+               "seed": specs[0].campaign_seed if specs else seed,
                "skipped_done": len(done), "estimated_s": round(sum(estimate_s(s) for s in todo), 1),
                "todo": [s.run_id for s in todo], "ok": [], "failed": {}, "repeated": {}, "stalled": {}}
     if dry_run:

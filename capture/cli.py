@@ -37,7 +37,7 @@ def cmd_run(a) -> int:
         with signals_raise():
             s = run_campaign(a.campaign, a.out, flat=a.flat, only=a.only, dry_run=a.dry_run,
                              progress=not a.no_progress, scale=getattr(a, "scale", None),
-                             run_ids=getattr(a, "run", None))
+                             run_ids=getattr(a, "run", None), seed=getattr(a, "seed", None))
     except CampaignError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -138,6 +138,10 @@ def main(argv=None) -> int:
     r.add_argument("--dry-run", action="store_true", help="validate and list the runs to do")
     r.add_argument("--scale", choices=SCALES, default=None,
                    help="campaign scale (the YAML's scales.<scale> block; default: quick when the YAML has one)")
+    r.add_argument("--seed", type=int, default=None,
+                   help="replace the campaign's seed (the emulator's losses and jitter, the run order, the "
+                        "served files, D-ITG's generator): the YAML's seed repeats a capture exactly, a new "
+                        "seed is an independent replicate (give it its own --out)")
     r.add_argument("--no-progress", action="store_true")
     r.set_defaults(fn=cmd_run)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .spec import SIZED, RunSpec, direction, expand, load
 
-RUN_OVERHEAD_S = {"http": 3.5, "ditg": 4.5}  # namespaces, linkem, tcpdump, teardown (measured here)
+RUN_OVERHEAD_S = {"http": 2.5, "ditg": 4.5, "iperf3-down": 4.5}  # namespaces, linkem, tcpdump, teardown (measured here)
 
 
 def _trace_mean_mbit(path: Path) -> float:
@@ -38,6 +38,8 @@ def path_estimate(profile: dict, base_dir: Path | None = None) -> tuple[float, f
 
 def estimate_s(spec: RunSpec, base_dir: Path | None = None) -> float:
     """Rough wall time of one run (seconds): set-up/teardown plus the workload."""
+    if spec.workload == "iperf3-down":
+        return RUN_OVERHEAD_S["iperf3-down"] + spec.duration_s
     if spec.workload not in SIZED:
         return RUN_OVERHEAD_S["ditg"] + spec.duration_s
     base = Path(spec.base_dir) if spec.base_dir else base_dir

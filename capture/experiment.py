@@ -74,6 +74,7 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         "size_bytes": spec.size_bytes if spec.workload in SIZED else None,
         "duration_s": spec.duration_s if spec.workload not in SIZED else None,
         "repetition": spec.repetition, "order_index": spec.order_index, "seed": spec.seed,
+        "campaign_seed": spec.campaign_seed,
         "scale": spec.scale, "link_profiles": dict(spec.profile_names),
         "started_at": now_iso(), "attempt": len(attempts or []) + 1, "earlier_attempts": list(attempts or []),
     }
@@ -101,9 +102,13 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         elif spec.workload == "iperf3-up":
             result = workloads.iperf3_upload(topo.client_ns, topo.server_ns, topo.service_addr, bind,
                                              spec.size_bytes, spec.mptcp, work, spec.timeout_s)
+        elif spec.workload == "iperf3-down":
+            result = workloads.iperf3_download(topo.client_ns, topo.server_ns, topo.service_addr, bind,
+                                               spec.duration_s, spec.mptcp, work, spec.timeout_s)
         elif spec.workload.startswith("ditg-"):
             result = workloads.ditg(topo.client_ns, topo.server_ns, bind, spec.workload[5:],
-                                    spec.duration_s, spec.mptcp, run_dir, spec.seed)
+                                    spec.duration_s, spec.mptcp, run_dir,
+                                    workloads.ditg_seed(spec.campaign_seed, spec.workload[5:], spec.repetition))
         else:
             raise ValueError(f"unknown workload {spec.workload!r}")
         time.sleep(0.5)  # let FIN/ACKs cross the slowest path

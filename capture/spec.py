@@ -28,7 +28,9 @@ MODES = tuple(MODE_PATHS)
 PATH_INDEX = {"wifi": 1, "lte": 2}  # path -> subnet 10.<i>.0.0/24 and routing table 100+i
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "campaign.schema.yaml"
-PROFILES_FILE = Path(__file__).resolve().parent / "campaigns" / "profiles.yaml"
+# A campaign's named link profiles: its `profiles_file`, else profiles.yaml beside it
+# (each paper's folder has one: papers/<paper>/profiles.yaml).
+PROFILES_NAME = "profiles.yaml"
 
 
 def _load_schema() -> dict:
@@ -73,22 +75,23 @@ class RunSpec:
     scenario: str
     mode: str                          # a key of MODE_PATHS
     profiles: dict[str, dict]          # path -> link profile
-    workload: str = "http"             # http | iperf3-up | ditg-netflix | ditg-maps | ditg-docs
+    workload: str = "http"             # http | iperf3-up | iperf3-down | ditg-netflix | ditg-maps | ditg-docs
     size_bytes: int = 0                # http and iperf3-up only
-    duration_s: float = 0              # ditg only
+    duration_s: float = 0              # ditg and iperf3-down only
     primary_path: str = "wifi"
     repetition: int = 1
     congestion_control: str = "cubic"
     scheduler: str = "default"
     sysctl_profile: str | None = None  # kernel-config/profiles/<name>.yaml
     sysctl_params: dict = field(default_factory=dict)
-    seed: int = 1
+    seed: int = 1                      # this run's seed (emulator loss/jitter, file content, D-ITG)
+    campaign_seed: int = 1             # the campaign's seed it was drawn from (meta.json)
     order_index: int | None = None
     force_tbf: bool = False
     keep_interface_pcaps: bool = True
     timeout_s: float = 120
     base_dir: str | None = None        # where relative trace paths resolve (the campaign's folder)
-    profile_names: dict[str, str] = field(default_factory=dict)  # path -> name in profiles.yaml
+    profile_names: dict[str, str] = field(default_factory=dict)  # path -> name in the profiles file
     sysctls: dict = field(default_factory=dict)  # extra per-namespace sysctls (after the profile's)
     scale: str | None = None           # campaign scale (quick | paper) the run belongs to
     stall_ms: float = STALL_RETRY["late_ms"]  # worst lateness above this = a stalled run
@@ -131,6 +134,31 @@ def parse_size(v) -> int:
     return int(float(m.group(1)) * SIZE_UNITS[unit])
 
 
+def ditg_duration(ditg: dict, profile: str) -> float:
+    """A D-ITG test's duration: ``duration_s``, a number or a mapping profile -> seconds."""
+    d = ditg.get("duration_s", 30)
+    return float(d.get(profile, 30) if isinstance(d, dict) else d)
+
+
+def _scenario_keeps(scd: dict, workload: str, size: int, duration_s: float) -> bool:
+    """A scenario's ``only_sizes`` / ``only_ditg_profiles`` keep a subset of the campaign's
+    workloads (at every scale: they filter the scale's lists, they add nothing)."""
+    if workload == "http" and "only_sizes" in scd:
+        return size in {parse_size(x) for x in scd["only_sizes"]}
+    if workload.startswith("ditg-") and "only_ditg_profiles" in scd:
+        return workload[5:] in scd["only_ditg_profiles"]
+    return True
+
+
+def workload_tag(workload: str, size: int, duration_s: float) -> str:
+    """The workload part of a run id: the size of a download, ``iperf3-down-40s``, or the D-ITG profile."""
+    if workload == "http":
+        return size_tag(size)
+    if workload == "iperf3-down":
+        return f"iperf3-down-{duration_s:g}s"
+    return workload
+
+
 def size_tag(n: int) -> str:
     for unit, f in (("MB", 1000**2), ("KB", 1000), ("MiB", 1024**2), ("KiB", 1024)):
         if n % f == 0:
@@ -165,7 +193,7 @@ def _schema_error(v: jsonschema.Draft7Validator, doc, source: str, known_paths=T
     if e.validator == "additionalProperties":
         msg = msg.replace("Additional properties are not allowed", "unknown field")
         if known_paths and len(e.absolute_path) == 2 and e.absolute_path[0] == "scenarios":
-            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, sysctl_params, sysctls)"
+            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, only_sizes, only_ditg_profiles, only_congestion_controls, sysctl_params, sysctls)"
     elif e.validator == "propertyNames":
         msg = f"unknown key {e.instance!r}"
     elif e.validator == "enum":
@@ -173,9 +201,11 @@ def _schema_error(v: jsonschema.Draft7Validator, doc, source: str, known_paths=T
     raise CampaignError(f"{source}: {where}: {msg}".replace("\n", " "))
 
 
-def load_profiles(path: str | Path | None = None) -> dict[str, dict]:
-    """The named link profiles (capture/campaigns/profiles.yaml unless ``path``)."""
-    path = Path(path) if path else PROFILES_FILE
+def load_profiles(path: str | Path | None) -> dict[str, dict]:
+    """The named link profiles of ``path`` (none when ``path`` is None)."""
+    if path is None:
+        return {}
+    path = Path(path)
     try:
         doc = yaml.safe_load(path.read_text())
     except OSError as e:
@@ -191,11 +221,14 @@ def load_profiles(path: str | Path | None = None) -> dict[str, dict]:
     return doc
 
 
-def _profiles_path(doc: dict, base_dir: Path | None) -> Path:
+def _profiles_path(doc: dict, base_dir: Path | None) -> Path | None:
+    """The campaign's profiles file: ``profiles_file``, else profiles.yaml beside the
+    campaign (None when there is neither: inline links only)."""
     if doc.get("profiles_file"):
         f = Path(doc["profiles_file"])
         return f if f.is_absolute() else (base_dir or Path.cwd()) / f
-    return PROFILES_FILE
+    beside = (base_dir or Path.cwd()) / PROFILES_NAME
+    return beside if beside.is_file() else None
 
 
 def _merge_profile(base: dict, over: dict) -> dict:
@@ -250,7 +283,16 @@ def apply_scale(doc: dict, scale: str | None, source: str = "campaign") -> dict:
         raise CampaignError(f"{source}: --scale: {scale!r} is not one of {', '.join(SCALES)}")
     if scales and scale not in scales:
         raise CampaignError(f"{source}: scales: no {scale!r} scale (has: {', '.join(scales)})")
-    out.update(scales.get(scale, {}))
+    block = dict(scales.get(scale, {}))
+    filters = block.pop("scenario_filters", None) or {}
+    out.update(block)
+    if filters:
+        # this scale's cut of the matrix: per scenario, which modes and which of the
+        # scale's sizes / D-ITG profiles / congestion controls it runs
+        out["scenarios"] = {name: {**sc, **filters.get(name, {})} for name, sc in doc["scenarios"].items()}
+        unknown = sorted(set(filters) - set(doc["scenarios"]))
+        if unknown:
+            raise CampaignError(f"{source}: scales.{scale}.scenario_filters: unknown scenario {unknown[0]!r}")
     out["scale"] = scale
     return out
 
@@ -265,8 +307,9 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
     for i, s in enumerate(doc.get("sizes", []) or []):
         if parse_size(s) <= 0:
             raise CampaignError(f"{where_sc}: sizes.{i}: size must be > 0 (got {s!r})")
-    profiles = load_profiles(_profiles_path(doc, base_dir))
-    prof_dir = _profiles_path(doc, base_dir).parent
+    prof_file = _profiles_path(doc, base_dir)
+    profiles = load_profiles(prof_file)
+    prof_dir = prof_file.parent if prof_file else (base_dir or Path.cwd())
     for name, sc in doc["scenarios"].items():
         for p in PATH_INDEX:
             if p not in sc:
@@ -295,8 +338,9 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
     if not runs or modes:
         if not modes:
             raise CampaignError(f"{where_sc}: modes: required unless runs is given")
-        if not (doc.get("sizes") or doc.get("ditg")):
-            raise CampaignError(f"{where_sc}: sizes: give sizes and/or ditg (a campaign needs a workload)")
+        if not (doc.get("sizes") or doc.get("ditg") or doc.get("iperf3_down")):
+            raise CampaignError(f"{where_sc}: sizes: give sizes, ditg and/or iperf3_down (a campaign needs a "
+                                "workload)")
     for i, r in enumerate(runs):
         if r["scenario"] not in doc["scenarios"]:
             raise CampaignError(f"{where_sc}: runs.{i}.scenario: unknown scenario {r['scenario']!r}")
@@ -339,14 +383,21 @@ def load(path: str | Path, scale: str | None = None) -> dict:
     return validate(doc, str(path), base_dir=path.resolve().parent, scale=scale)
 
 
-def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None) -> list[RunSpec]:
-    """All runs of the campaign (at ``scale``) as RunSpecs, in the campaign's randomized order."""
+def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
+           seed: int | None = None) -> list[RunSpec]:
+    """All runs of the campaign (at ``scale``) as RunSpecs, in the campaign's randomized order.
+
+    ``seed`` replaces the campaign's ``seed``: every random draw of a run (the order of
+    the runs, the emulator's losses and jitter, the served file, D-ITG's generator)
+    comes from it, so the same seed repeats a capture exactly and a new seed gives an
+    independent replicate of it."""
     if scale is None and doc.get("scales"):
         scale = "quick" if "quick" in doc["scales"] else next(iter(doc["scales"]))
     doc = apply_scale(doc, scale)
     base = Path(base_dir) if base_dir else None
-    profiles = load_profiles(_profiles_path(doc, base))
-    prof_dir = _profiles_path(doc, base).parent
+    prof_file = _profiles_path(doc, base)
+    profiles = load_profiles(prof_file)
+    prof_dir = prof_file.parent if prof_file else (base or Path.cwd())
     links: dict[str, dict] = {}
     for name, sc in doc["scenarios"].items():
         res = {p: resolve_link(sc[p], f"scenarios.{name}.{p}", profiles, prof_dir, base) for p in PATH_INDEX if p in sc}
@@ -364,7 +415,8 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None) ->
                   sysctl_profile=doc.get("sysctl_profile"), timeout_s=doc.get("timeout_s", 120),
                   keep_interface_pcaps=doc.get("keep_interface_pcaps", True), scale=scale,
                   base_dir=str(base_dir) if base_dir else None)
-    seed = int(doc.get("seed", 1))
+    seed = int(doc.get("seed", 1)) if seed is None else int(seed)
+    common["campaign_seed"] = seed
     common["stall_ms"], common["stall_repeats"] = stall_retry(doc)
 
     def spec(run_id, sc, **kw):
@@ -385,23 +437,26 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None) ->
         return explicit  # explicit runs only: they keep their order
     wls = [("http", parse_size(s), 0.0) for s in doc.get("sizes", []) or []]
     if doc.get("ditg"):
-        wls += [(f"ditg-{p}", 0, float(doc["ditg"].get("duration_s", 30))) for p in doc["ditg"]["profiles"]]
+        wls += [(f"ditg-{p}", 0, ditg_duration(doc["ditg"], p)) for p in doc["ditg"]["profiles"]]
+    if doc.get("iperf3_down"):
+        wls.append(("iperf3-down", 0, float(doc["iperf3_down"]["duration_s"])))
     mp_ccs = doc.get("congestion_controls") or [cc]
     only = doc.get("only_scenarios")
     specs = []
     for sc, scd in doc["scenarios"].items():
         if only and sc not in only:
             continue
+        sc_wls = [w for w in wls if _scenario_keeps(scd, *w)]
         for mode in (scd["modes"] if "modes" in scd else doc["modes"]):
             single = len(MODE_PATHS[mode]) == 1
             prims = list(MODE_PATHS[mode]) if single else doc.get("primary_paths", ["wifi"])
-            ccs = [cc] if single else mp_ccs
+            ccs = [cc] if single else [c for c in mp_ccs if c in scd.get("only_congestion_controls", mp_ccs)]
             for c in ccs:
                 mtag = f"{mode}-{c}" if len(mp_ccs) > 1 and not single else mode
                 for prim in prims:
-                    for wl, size, dur in wls:
-                        for rep in range(1, int(doc.get("repetitions", 1)) + 1):
-                            tag = size_tag(size) if wl == "http" else wl
+                    for wl, size, dur in sc_wls:
+                        for rep in range(1, int(scd.get("repetitions", doc.get("repetitions", 1))) + 1):
+                            tag = workload_tag(wl, size, dur)
                             specs.append(spec(f"{sc}_{mtag}_{tag}_{prim}_r{rep}", sc, mode=mode, workload=wl,
                                               size_bytes=size, duration_s=dur, primary_path=prim,
                                               repetition=rep, seed=seed, congestion_control=c,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -114,22 +115,20 @@ def http_download(client_ns: str, server_ns: str, server_addr: str, bind_addr: s
 # ---------------------------------------------------------------------- iperf3
 
 
-def iperf3_upload(client_ns: str, server_ns: str, server_addr: str, bind_addr: str,
-                  size: int, mptcp: bool, work: Path, timeout: float) -> dict:
-    """The client sends ``size`` bytes to ``iperf3 -s`` (one test, then the server exits).
-
-    iperf3 opens a control connection and one data connection; both go through
-    ``mptcpize`` for MPTCP (Debian 12's iperf3 3.12 has no --mptcp option).
-    """
+def _iperf3(client_ns: str, server_ns: str, server_addr: str, bind_addr: str, test: list[str], mptcp: bool,
+            work: Path, timeout: float) -> tuple[list[str], subprocess.CompletedProcess, float, float, dict | None]:
+    """One iperf3 test against ``iperf3 -s -1`` (one test, then the server exits): the
+    client's command, its result, start and end times and its JSON report (None when it
+    is not one). iperf3 opens a control connection and one data connection; both go
+    through ``mptcpize`` for MPTCP (Debian 12's iperf3 3.12 has no --mptcp option)."""
     pre = ["mptcpize", "run"] if mptcp else []
-    srv_out = work / "iperf3-server.json"
     srv = Proc("iperf3-server", pre + ["iperf3", "-s", "-1", "-J", "-p", str(IPERF_PORT)], ns=server_ns,
-               stdout=srv_out, stderr=work / "iperf3-server.stderr")
+               stdout=work / "iperf3-server.json", stderr=work / "iperf3-server.stderr")
     try:
         wait_for(lambda: listening(server_ns, IPERF_PORT) or not srv.alive(), 10, "iperf3 to listen")
         if not srv.alive():
             raise CommandError(f"iperf3 -s exited: {(work / 'iperf3-server.stderr').read_text(errors='replace')}")
-        cmd = pre + ["iperf3", "-c", server_addr, "-p", str(IPERF_PORT), "-B", bind_addr, "-n", str(size), "-J"]
+        cmd = pre + ["iperf3", "-c", server_addr, "-p", str(IPERF_PORT), "-B", bind_addr, *test, "-J"]
         t0 = time.time()
         p = sh(cmd, ns=client_ns, check=False, timeout=timeout + 30)
         t1 = time.time()
@@ -141,9 +140,20 @@ def iperf3_upload(client_ns: str, server_ns: str, server_addr: str, bind_addr: s
         srv.stop()
     try:
         report = json.loads(p.stdout)
+    except ValueError:
+        report = None
+    return cmd, p, t0, t1, report
+
+
+def iperf3_upload(client_ns: str, server_ns: str, server_addr: str, bind_addr: str,
+                  size: int, mptcp: bool, work: Path, timeout: float) -> dict:
+    """The client sends ``size`` bytes to the server (iperf3's default direction)."""
+    cmd, p, t0, t1, report = _iperf3(client_ns, server_ns, server_addr, bind_addr, ["-n", str(size)], mptcp,
+                                     work, timeout)
+    try:
         sent = int(report["end"]["sum_sent"]["bytes"])
         received = int(report["end"]["sum_received"]["bytes"])
-    except (ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise CommandError(f"iperf3 failed (rc {p.returncode}): {p.stdout[-300:]} {p.stderr[-300:]}") from None
     # iperf3's server reports what it had read when the client ended the test, which on
     # a path with a long queue is less than what TCP then delivers; the client's count of
@@ -154,6 +164,31 @@ def iperf3_upload(client_ns: str, server_ns: str, server_addr: str, bind_addr: s
            "wall_start_s": t0, "wall_end_s": t1, "wall_time_s": t1 - t0}
     if not res["complete"]:
         raise CommandError(f"upload incomplete: {sent}/{size} bytes sent, iperf3 rc {p.returncode}")
+    return res
+
+
+def iperf3_download(client_ns: str, server_ns: str, server_addr: str, bind_addr: str,
+                    duration_s: float, mptcp: bool, work: Path, timeout: float) -> dict:
+    """A long-lived download: ``iperf3 -R -t duration_s`` (the server sends for that long).
+
+    The tool and the protocol of iperf-based studies (CS244 took "throughput samples
+    beginning 10 seconds after start ... over a period of 30 seconds"): the pipeline
+    reads the bytes received per second from the client's trace (``delivered_1s``), so
+    any window can be taken afterwards.
+    """
+    cmd, p, t0, t1, report = _iperf3(client_ns, server_ns, server_addr, bind_addr, ["-R", "-t", f"{duration_s:g}"],
+                                     mptcp, work, max(timeout, duration_s))
+    try:
+        received = int(report["end"]["sum_received"]["bytes"])
+        seconds = float(report["end"]["sum_received"]["seconds"])
+    except (KeyError, TypeError):
+        raise CommandError(f"iperf3 -R failed (rc {p.returncode}): {p.stdout[-300:]} {p.stderr[-300:]}") from None
+    res = {"workload": "iperf3-down", "tool": "iperf3", "mptcpize": mptcp, "command": " ".join(cmd),
+           "iperf3_rc": p.returncode, "duration_s": duration_s, "received_bytes": received,
+           "iperf3_seconds": seconds, "complete": p.returncode == 0 and received > 0,
+           "wall_start_s": t0, "wall_end_s": t1, "wall_time_s": t1 - t0}
+    if not res["complete"]:
+        raise CommandError(f"iperf3 -R incomplete: {received} bytes received, iperf3 rc {p.returncode}")
     return res
 
 
@@ -181,8 +216,21 @@ DITG_PROFILES: dict[str, dict] = {
 }
 
 
+def _total_packets(itgdec_summary: str) -> int | None:
+    m = re.findall(r"Total packets\s*=\s*(\d+)", itgdec_summary)
+    return int(m[-1]) if m else None
+
+
+def ditg_seed(campaign_seed: int, profile: str, repetition: int) -> str:
+    """ITGSend's seed (in (0, 1)): the same for every mode and path configuration of one
+    repetition, so TCP and MPTCP runs are offered the same application traffic (the
+    paper: "each test was run with both MPTCP and the default Linux TCP")."""
+    h = int(hashlib.sha256(f"{campaign_seed}|{profile}|{repetition}".encode()).hexdigest()[:8], 16)
+    return f"{(h % 9973 + 1) / 9975:.6f}"
+
+
 def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duration_s: float,
-         mptcp: bool, run_dir: Path, seed: int) -> dict:
+         mptcp: bool, run_dir: Path, seed: str) -> dict:
     if profile not in DITG_PROFILES:
         raise CommandError(f"unknown D-ITG profile {profile!r}")
     pre = ["mptcpize", "run"] if mptcp else []
@@ -193,8 +241,7 @@ def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duratio
     try:
         wait_for(lambda: listening(client_ns, ITG_SIG_PORT) or not recv.alive(), 10, "ITGRecv")
         cmd = pre + ["ITGSend", "-T", "TCP", "-a", client_addr, "-rp", str(ITG_PORT),
-                     "-t", str(int(duration_s * 1000)), "-s", f"{(seed % 9973 + 1) / 9975:.6f}",  # D-ITG seeds lie in (0, 1)
-                    
+                     "-t", str(int(duration_s * 1000)), "-s", seed,
                      "-l", str(send_log), "-x", str(recv_log)] + DITG_PROFILES[profile]["opts"]
         # ITGSend sends every packet it scheduled in -t, however late: when the
         # connection stalls (seen with MPTCP over a 10 ms + 400 ms path pair, a few
@@ -216,6 +263,11 @@ def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duratio
                            f"{p.stdout[-400:]} {p.stderr[-400:]}")
     # ITGDec: summary and per-packet text log (flow, seq, src, dst, times, size)
     dec = sh(["ITGDec", str(recv_log)], check=False, timeout=120)
+    # What ITGSend generated: the offered load. With the paper's large send buffers a
+    # connection that falls behind queues the traffic instead of skipping it, and what
+    # is still queued when ITGSend ends its test is never received (ITGRecv closes on
+    # the end-of-flow signal), as in the paper's own runs.
+    sent = sh(["ITGDec", str(send_log)], check=False, timeout=120)
     (run_dir / "ditg-recv-summary.txt").write_text(dec.stdout)
     txt = run_dir / "ditg-recv.txt"
     sh(["ITGDec", str(recv_log), "-l", str(txt)], check=False, timeout=120)
@@ -226,4 +278,5 @@ def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duratio
             "duration_s": duration_s, "send_log": send_log.name, "recv_log": recv_log.name,
             "decoded": txt.name if txt.exists() else None, "summary": "ditg-recv-summary.txt",
             "itgsend_stdout": p.stdout[-1000:], "complete": not stalled,
-            "stalled": stalled, "itgsend_limit_s": limit}
+            "stalled": stalled, "itgsend_limit_s": limit, "sent_packets": _total_packets(sent.stdout),
+            "received_packets": _total_packets(dec.stdout)}

@@ -1,15 +1,17 @@
 """The papers' claims checked against the lab's runs.
 
-``findings.claims``: one module per paper, each claim as data (the paper's words and
-place, its band, the comparator, the configuration); ``findings.stats``: the seeded
-bootstrap; ``findings.evaluate``: the table (``results/findings.csv``) and its Markdown.
+Each paper's claims live with the paper (``papers/<paper>/inventory.yaml``: what the
+paper says; ``papers/<paper>/claims.py``: how we measure it); this package is the
+engine: ``inventory`` (the paper's number -> its band, one set of reading rules),
+``claim`` (the two verdicts and the multiple-group rule), ``stats`` (the statistics and
+their interval methods), ``measure`` (the derived tables a claim reads), ``registry``
+(every paper's rows in inventory order), ``evaluate`` (the tables and their Markdown).
 Everything reads the derived layer of ``pipeline.derived``.
 
-    python -m findings --db results/lab.duckdb --out results/findings.csv --checks results/lab-checks.csv
+    python -m findings --db results/lab.duckdb --out results/findings.csv --checks results/lab-checks.csv \\
+        --groups results/findings-groups.csv
 """
 from .claim import VERDICTS, Claim
-from .claims import CHECKS, CLAIMS, PAPERS
-from .evaluate import COLUMNS, findings, markdown, verdict_lines, write_csv
+from .evaluate import COLUMNS, GROUP_COLUMNS, findings, markdown, write_csv
 
-__all__ = ["CHECKS", "CLAIMS", "COLUMNS", "PAPERS", "VERDICTS", "Claim", "findings", "markdown", "verdict_lines",
-           "write_csv"]
+__all__ = ["COLUMNS", "GROUP_COLUMNS", "VERDICTS", "Claim", "findings", "markdown", "write_csv"]

@@ -1,11 +1,25 @@
-"""A claim as data: the paper's words and place, its number or band as the paper states
-it, the comparison (a comparator object, from which the tolerance text is written),
-the configuration the paper used, and how our value is measured.
+"""A claim: one statement of a paper (its inventory entry: words, place, number, band,
+direction) joined to how we measure it (the runs, the statistic, the protocol and what
+differs from the paper's, the lab checks its conditions rest on).
 
-Verdicts (issue 11): **agree** when our 95 % confidence interval lies inside the band
-(or on the paper's side of its threshold), **disagree** when it lies wholly outside,
-**inconclusive** otherwise; **not reproducible here** when the set-up cannot produce
-the quantity, **no data** when the runs are missing.
+Two verdicts per row (issue 23):
+
+* **magnitude**: our 95 % interval against the band of the paper's number (an
+  equivalence margin for "no difference" statements): agree / disagree /
+  inconclusive, *underpowered* when the interval is wider than the effect the paper
+  reports and so cannot decide; *direction only* when the paper gives no number.
+* **direction**: the interval against the sign or order the paper states.
+
+Before either: *not comparable* when a lab check the claim rests on does not pass;
+*not reproducible here* when the set-up cannot produce the quantity (the inventory
+says why); *no data* when a compared group has fewer than ``MIN_RUNS`` runs.
+
+Several groups (sizes, carriers, RTTs) are decided together, for claims that hold
+"at every" one of them: **agree** when every group's 95 % interval lies inside (an
+intersection-union test needs no correction), **disagree** when some group's
+interval at the Bonferroni level 1 − 0.05/k lies wholly outside, inconclusive
+otherwise. Equivalence ("no difference") uses each group's 90 % interval inside ± the
+margin (two one-sided tests at 5 %).
 """
 from __future__ import annotations
 
@@ -13,177 +27,148 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from .inventory import Band, Entry
+
 if TYPE_CHECKING:  # pragma: no cover
     from .measure import Facts, Measure
+    from .stats import Estimate
 
-AGREE, DISAGREE, INCONCLUSIVE = "agree", "disagree", "inconclusive"
-NOT_REPRODUCIBLE, NO_DATA = "not reproducible here", "no data"
-VERDICTS = (AGREE, DISAGREE, INCONCLUSIVE, NOT_REPRODUCIBLE, NO_DATA)
-
-
-def num(x: float) -> str:
-    """A number as the tolerance texts write it (no trailing zeros)."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if x == int(x) and abs(x) < 1e9:
-        return str(int(x))
-    return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
-
-
-def _u(unit: str) -> str:
-    return f" {unit}" if unit else ""
+AGREE, DISAGREE, INCONCLUSIVE, UNDERPOWERED = "agree", "disagree", "inconclusive", "underpowered"
+NOT_COMPARABLE, NOT_REPRODUCIBLE, NO_DATA = "not comparable", "not reproducible here", "no data"
+DIRECTION_ONLY, NO_DIRECTION = "direction only", "no direction"
+VERDICTS = (AGREE, DISAGREE, INCONCLUSIVE, UNDERPOWERED, NOT_COMPARABLE, NOT_REPRODUCIBLE, NO_DATA,
+            DIRECTION_ONLY, NO_DIRECTION)
 
 
 @dataclass(frozen=True)
-class Comparator:
-    """Where the paper puts the value; decides a verdict from a confidence interval."""
+class Direction:
+    """The paper's sign or order, as our statistic against a value: ``op`` '<' or '>'."""
 
-    def verdict(self, lo: float, hi: float) -> str:
-        raise NotImplementedError
-
-    def margin(self, lo: float, hi: float) -> float:
-        """How far inside the band the interval lies (smaller: closer to an edge)."""
-        return 0.0
-
-    def text(self, unit: str = "") -> str:
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class Above(Comparator):
-    """Greater than ``x`` (``inclusive``: at least ``x``)."""
-
-    x: float
-    inclusive: bool = False
-
-    def verdict(self, lo, hi):
-        inside = lo >= self.x if self.inclusive else lo > self.x
-        outside = hi < self.x if self.inclusive else hi <= self.x
-        return AGREE if inside else DISAGREE if outside else INCONCLUSIVE
-
-    def margin(self, lo, hi):
-        return lo - self.x
-
-    def text(self, unit=""):
-        return f"{'≥' if self.inclusive else '>'} {num(self.x)}{_u(unit)}"
-
-
-@dataclass(frozen=True)
-class Below(Comparator):
-    """Less than ``x`` (``inclusive``: at most ``x``)."""
-
-    x: float
-    inclusive: bool = False
-
-    def verdict(self, lo, hi):
-        inside = hi <= self.x if self.inclusive else hi < self.x
-        outside = lo > self.x if self.inclusive else lo >= self.x
-        return AGREE if inside else DISAGREE if outside else INCONCLUSIVE
-
-    def margin(self, lo, hi):
-        return self.x - hi
-
-    def text(self, unit=""):
-        return f"{'≤' if self.inclusive else '<'} {num(self.x)}{_u(unit)}"
-
-
-@dataclass(frozen=True)
-class Between(Comparator):
-    """Within [lo, hi]; ``note`` says where the two ends come from."""
-
-    lo: float
-    hi: float
-    note: str = ""
+    op: str
+    ref: float
 
     @classmethod
-    def mean_se(cls, mean: float, se: float, what: str = "") -> "Between":
-        """The paper's mean ± standard error as its own 95 % interval (mean ± 1.96 se)."""
-        note = f"{what + ': ' if what else ''}{num(mean)} ± {num(se)} (mean ± s.e.), ± 1.96 s.e."
-        return cls(mean - 1.96 * se, mean + 1.96 * se, note)
+    def parse(cls, text: str) -> "Direction | None":
+        t = (text or "").strip()
+        if not t or t == "none":
+            return None
+        op, ref = t[0], t[1:].strip()
+        if op not in "<>":
+            raise ValueError(f"direction {text!r}: expected '< x', '> x' or 'none'")
+        return cls(op, float(ref))
 
-    def verdict(self, lo, hi):
-        if self.lo <= lo and hi <= self.hi:
-            return AGREE
-        if hi < self.lo or lo > self.hi:
-            return DISAGREE
-        return INCONCLUSIVE
+    def side(self, lo: float, hi: float) -> int:
+        """+1: the interval lies on the paper's side; -1: wholly on the other side (or on
+        the value); 0: it straddles."""
+        if self.op == "<":
+            return 1 if hi < self.ref else -1 if lo >= self.ref else 0
+        return 1 if lo > self.ref else -1 if hi <= self.ref else 0
 
-    def margin(self, lo, hi):
-        return min(lo - self.lo, self.hi - hi)
-
-    def text(self, unit=""):
-        t = f"between {num(self.lo)} and {num(self.hi)}{_u(unit)}"
-        return f"{t} ({self.note})" if self.note else t
-
-
-@dataclass(frozen=True)
-class Point(Comparator):
-    """A single number without a spread. An interval can never lie inside a point, so
-    the best a reproduction can say is inconclusive (the point is inside our CI) or
-    disagree (it is not); claims compare against such numbers only through a band
-    with a written reason."""
-
-    x: float
-
-    def verdict(self, lo, hi):
-        return INCONCLUSIVE if lo <= self.x <= hi else DISAGREE
-
-    def margin(self, lo, hi):
-        return -abs((lo + hi) / 2 - self.x)
-
-    def text(self, unit=""):
-        return f"{num(self.x)}{_u(unit)}"
-
-
-@dataclass(frozen=True)
-class NoSignificantDifference(Comparator):
-    """The paper reports no significant difference (its error bars are 95 % CIs): ours
-    agree when our 95 % CI of the difference contains 0, the same test."""
-
-    def verdict(self, lo, hi):
-        return AGREE if lo <= 0 <= hi else DISAGREE
-
-    def margin(self, lo, hi):
-        return min(-lo, hi)
-
-    def text(self, unit=""):
-        return f"no significant difference: the 95 % CI of the difference contains 0{_u(unit)}"
+    def text(self, unit: str = "") -> str:
+        return f"{self.op} {self.ref:g}{(' ' + unit) if unit and unit != '×' else unit}"
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of one paper (``kind='finding'``), or one check that our emulated set-up
-    has the paper's network characteristics (``kind='lab-check'``)."""
-
-    id: str
-    paper: str
-    quote: str  # the paper's words
-    source: str  # section / figure / table
-    paper_band: Comparator  # the paper's number or band, as the paper states it
-    paper_value: str  # the paper's numbers in its words (what paper_band encodes)
-    statistic: str  # what our value is: the paper's statistic on our runs
-    unit: str
-    config: str  # the configuration the paper used (and ours, where it differs)
+    entry: Entry  # the paper's side (papers/<paper>/inventory.yaml; lab checks: their own)
+    statistic: str = ""  # our value: the paper's statistic on our runs, in words
+    config: str = ""  # the configuration and protocol we ran, and what differs from the paper's
     measure: Callable[["Facts"], "Measure"] | None = None
-    band: Comparator | None = None  # the band the verdict uses; the paper's unless a reason is given
-    band_reason: str = ""  # required when band differs from paper_band
-    mismatch: str = ""  # what our set-up cannot match: the likely reason when ours disagree
-    not_reproducible: str = ""  # set: the set-up cannot produce this quantity (why)
-    kind: str = "finding"
+    checks: tuple[str, ...] = ()  # lab checks whose pass the verdict rests on
+    margin: float | None = None  # "no difference": ± this around no effect (in the statistic's unit)
+    margin_reason: str = ""  # where the margin comes from (the paper, or a declared reason)
+    mismatch: str = ""  # what our set-up cannot match: the likely reason when ours differ
+    kind: str = "finding"  # or "lab-check"
     tags: tuple[str, ...] = field(default_factory=tuple)
 
     @property
-    def verdict_band(self) -> Comparator:
-        return self.band if self.band is not None else self.paper_band
+    def id(self) -> str:
+        return self.entry.id
+
+    @property
+    def paper(self) -> str:
+        return self.entry.paper
+
+    @property
+    def unit(self) -> str:
+        return self.entry.unit
+
+    @property
+    def direction(self) -> Direction | None:
+        return Direction.parse(self.entry.direction)
+
+    @property
+    def equivalence(self) -> bool:
+        return self.entry.phrase == "no-difference"
+
+    @property
+    def band(self) -> Band | None:
+        """The band the magnitude verdict uses: the paper's (inventory rules), or ± the
+        margin around no effect for a no-difference statement."""
+        if self.equivalence:
+            if self.margin is None:
+                return None
+            ref = self.entry.no_effect or 0.0
+            return Band(ref - self.margin, ref + self.margin, f"equivalence margin ± {self.margin:g}: {self.margin_reason}")
+        return self.entry.band
+
+    @property
+    def effect(self) -> float | None:
+        if self.equivalence:
+            return 2 * self.margin if self.margin is not None else None
+        return self.entry.effect
+
+    @property
+    def not_reproducible(self) -> str:
+        return "" if self.entry.reproducible else self.entry.reason
 
     @property
     def tolerance(self) -> str:
-        """The rule that turns our CI into a verdict, written from the comparator."""
+        b = self.band
         if self.not_reproducible:
             return "–"
-        t = f"agree if our 95 % CI lies {self.verdict_band.text(self.unit)}"
-        if isinstance(self.verdict_band, NoSignificantDifference):
-            t = f"agree if {self.verdict_band.text(self.unit)}"
-        if self.band is not None and self.band != self.paper_band:
-            t += f" (the paper: {self.paper_band.text(self.unit)}; {self.band_reason})"
-        return t
+        if b is None:
+            return "no number in the paper: direction only"
+        return b.rule
+
+
+def magnitude(c: Claim, groups: list[tuple[str, "Estimate"]]) -> tuple[str, str]:
+    """The magnitude verdict over every group, and the deciding group's label."""
+    b = c.band
+    if b is None:
+        return DIRECTION_ONLY, ""
+    outside = [(g, e) for g, e in groups if e.hi_adj < b.low or e.lo_adj > b.high]
+    if outside:
+        return DISAGREE, outside[0][0]
+
+    def inside(e: "Estimate") -> bool:
+        lo, hi = (e.lo_eq, e.hi_eq) if c.equivalence else (e.lo, e.hi)
+        return b.low <= lo and hi <= b.high
+    undecided = [(g, e) for g, e in groups if not inside(e)]
+    if not undecided:
+        closest = min(groups, key=lambda ge: min(ge[1].lo - b.low, b.high - ge[1].hi))
+        return AGREE, closest[0]
+    g, e = undecided[0]
+    eff = c.effect
+    if eff is not None and any((x.hi - x.lo) > eff for _, x in undecided):
+        g = next(gg for gg, x in undecided if (x.hi - x.lo) > eff)
+        return UNDERPOWERED, g
+    return INCONCLUSIVE, g
+
+
+def direction(c: Claim, groups: list[tuple[str, "Estimate"]]) -> tuple[str, str]:
+    """The direction verdict over every group (the same decision rule as magnitude)."""
+    d = c.direction
+    if d is None:
+        return NO_DIRECTION, ""
+    wrong = [g for g, e in groups if d.side(e.lo_adj, e.hi_adj) < 0]
+    if wrong:
+        return DISAGREE, wrong[0]
+    unsure = [g for g, e in groups if d.side(e.lo, e.hi) <= 0]
+    if not unsure:
+        return AGREE, groups[0][0]
+    return INCONCLUSIVE, unsure[0]
+
+
+def finite(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))) else x

@@ -1,7 +1,10 @@
-"""Claims -> the findings table: our value, its 95 % CI, the verdict, and why.
+"""Claims -> the findings table (one row per inventory entry), its per-group estimates
+and the lab checks: our value, its 95 % interval, the magnitude and direction verdicts,
+and why.
 
-Evaluation only: the claims are data (``findings.claims``), the statistics are in
-``findings.stats``, the run-level quantities in ``pipeline.derived``.
+Evaluation only: the claims are data (``papers/<paper>/claims.py`` with
+``inventory.yaml``), the statistics and interval methods are in ``findings.stats``,
+the run-level quantities in ``pipeline.derived``.
 """
 from __future__ import annotations
 
@@ -14,19 +17,28 @@ import polars as pl
 
 from pipeline import derived
 
-from .claim import AGREE, DISAGREE, INCONCLUSIVE, NO_DATA, NOT_REPRODUCIBLE, Claim, num
+from .claim import (AGREE, DIRECTION_ONLY, NO_DATA, NO_DIRECTION, NOT_COMPARABLE, NOT_REPRODUCIBLE, UNDERPOWERED,
+                    Claim, direction, finite, magnitude)
 from .measure import Facts, Measure
-from .stats import MIN_RUNS, RESAMPLES, Estimate, bootstrap, seed_of
+from .stats import MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
 
-COLUMNS = ["id", "paper", "kind", "claim", "source", "paper_value", "config", "statistic", "group", "our_value",
-           "ci_low", "ci_high", "unit", "tolerance", "verdict", "reason", "n_runs", "detail"]
-SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {"our_value": pl.Float64, "ci_low": pl.Float64,
-                                          "ci_high": pl.Float64, "n_runs": pl.Int64}
+COLUMNS = ["id", "paper", "kind", "claim", "source", "says", "paper_value", "paper_text", "band_low", "band_high",
+           "tolerance", "direction", "statistic", "unit", "config", "checks", "group", "our_value", "ci_low",
+           "ci_high", "n", "n_groups", "magnitude_verdict", "direction_verdict", "underpowered", "reason", "detail"]
+FLOATS = ("paper_value", "band_low", "band_high", "our_value", "ci_low", "ci_high")
+SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {c: pl.Float64 for c in FLOATS} | {
+    "n": pl.Int64, "n_groups": pl.Int64, "underpowered": pl.Boolean}
+GROUP_COLUMNS = ["id", "paper", "kind", "group", "value", "ci_low", "ci_high", "ci_low_adj", "ci_high_adj", "n",
+                 "magnitude", "direction"]
+GROUP_SCHEMA = {c: pl.Utf8 for c in GROUP_COLUMNS} | {c: pl.Float64 for c in (
+    "value", "ci_low", "ci_high", "ci_low_adj", "ci_high_adj")} | {"n": pl.Int64}
 
 
 def _fmt(x: float | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞" if x > 0 else "−∞"
     return f"{x:.3g}" if abs(x) < 1e4 else f"{x:.0f}"
 
 
@@ -34,76 +46,120 @@ def ci_text(value: float | None, lo: float | None, hi: float | None) -> str:
     return f"{_fmt(value)} [{_fmt(lo)}, {_fmt(hi)}]"
 
 
-def _row(c: Claim, verdict: str, reason: str, value=None, lo=None, hi=None, n=0, detail="", group="") -> dict:
-    return {"id": c.id, "paper": c.paper, "kind": c.kind, "claim": c.quote, "source": c.source,
-            "paper_value": c.paper_value, "config": c.config, "statistic": c.statistic, "group": group,
-            "our_value": value, "ci_low": lo, "ci_high": hi, "unit": c.unit, "tolerance": c.tolerance,
-            "verdict": verdict, "reason": reason, "n_runs": n, "detail": detail}
+def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimate | None = None, n_groups: int = 0,
+         group: str = "", detail: str = "", underpowered: bool = False) -> dict:
+    b = c.band
+    d = c.direction
+    return {"id": c.id, "paper": c.paper, "kind": c.kind, "claim": c.entry.quote, "source": c.entry.where,
+            "says": c.entry.says, "paper_value": finite(c.entry.paper_value),
+            "paper_text": c.entry.paper_text, "band_low": b.low if b else None, "band_high": b.high if b else None,
+            "tolerance": c.tolerance, "direction": d.text(c.unit) if d else "", "statistic": c.statistic,
+            "unit": c.unit, "config": c.config, "checks": ", ".join(c.checks), "group": group,
+            "our_value": finite(est.value) if est else None, "ci_low": finite(est.lo) if est else None,
+            "ci_high": finite(est.hi) if est else None, "n": est.n if est else None, "n_groups": n_groups,
+            "magnitude_verdict": magnitude_v, "direction_verdict": direction_v, "underpowered": underpowered,
+            "reason": reason, "detail": detail}
 
 
-def evaluate_claim(c: Claim, facts: Facts | None, resamples: int = RESAMPLES) -> dict:
-    """One row: the deciding group's value and CI, the verdict over all groups."""
+def group_estimates(c: Claim, m: Measure, resamples: int = RESAMPLES) -> tuple[list[tuple[str, Estimate]], list[str]]:
+    """Per compared group with at least MIN_RUNS runs in every role: its estimate (the
+    95 %, Bonferroni and 90 % intervals); and the groups left out, with why."""
+    sized = [(g, min((len(v) for v in g.samples.values()), default=0)) for g in m.groups]
+    usable = [g for g, n in sized if n >= MIN_RUNS]
+    out, short = [], [f"{g.label} (n = {n})" for g, n in sized if n < MIN_RUNS]
+    for g in usable:
+        est = estimate(g.samples, m.statistic, seed_of(c.id, g.label), groups=len(usable), resamples=resamples)
+        if any(math.isnan(x) for x in (est.value, est.lo, est.hi)):
+            short.append(f"{g.label} (no value: {_fmt(est.value)})")
+            continue
+        out.append((g.label, est))
+    return out, short
+
+
+def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None = None,
+                   resamples: int = RESAMPLES) -> tuple[dict, list[dict]]:
+    """One row and its per-group rows."""
     if c.not_reproducible:
-        return _row(c, NOT_REPRODUCIBLE, c.not_reproducible)
+        return _row(c, NOT_REPRODUCIBLE, NOT_REPRODUCIBLE, c.not_reproducible), []
     if facts is None or c.measure is None:
-        return _row(c, NO_DATA, "the database cannot be read as a lab database")
+        return _row(c, NO_DATA, NO_DATA, "the database cannot be read as a lab database"), []
     try:
         m = c.measure(facts)
     except Exception as e:  # one claim must never take the table down with it
-        return _row(c, NO_DATA, f"computation failed: {type(e).__name__}: {e}")
+        return _row(c, NO_DATA, NO_DATA, f"computation failed: {type(e).__name__}: {e}"), []
     if not m.groups:
-        return _row(c, NO_DATA, m.missing or "no runs for this claim", detail=m.note)
-    done, short = [], []
-    for label, est in group_estimates(m, c.id, resamples):
-        if isinstance(est, str):
-            short.append(f"{label} ({est})")
-        else:
-            done.append((label, est, c.verdict_band.verdict(est.lo, est.hi)))
-    parts = [f"{label}: {ci_text(e.value, e.lo, e.hi)}, n = {e.n}, {v}" for label, e, v in done]
+        return _row(c, NO_DATA, NO_DATA, m.missing or "no runs for this claim", detail=m.note), []
+    done, short = group_estimates(c, m, resamples)
+    parts = []
+    grows = []
+    for label, e in done:
+        mv, _ = magnitude(c, [(label, e)])
+        dv, _ = direction(c, [(label, e)])
+        parts.append(f"{label}: {ci_text(e.value, e.lo, e.hi)}, n = {e.n}, magnitude {mv}, direction {dv}")
+        grows.append({"id": c.id, "paper": c.paper, "kind": c.kind, "group": label, "value": finite(e.value),
+                      "ci_low": finite(e.lo), "ci_high": finite(e.hi), "ci_low_adj": finite(e.lo_adj),
+                      "ci_high_adj": finite(e.hi_adj), "n": e.n, "magnitude": mv, "direction": dv})
     if short:
         parts.append(f"not computed (fewer than {MIN_RUNS} runs or no value): " + ", ".join(short))
     if m.note:
         parts.append(m.note)
     detail = "; ".join(parts)
-    if not done:
-        return _row(c, NO_DATA, f"too few runs: every compared group needs ≥ {MIN_RUNS} runs "
-                                f"({', '.join(short)}); the standard scale has 5", detail=detail)
-    verdicts = [v for _, _, v in done]
-    if DISAGREE in verdicts:
-        label, est, _ = next(x for x in done if x[2] == DISAGREE)
-        verdict = DISAGREE
-        reason = (f"{label}: our 95 % CI {ci_text(est.value, est.lo, est.hi)} lies outside the band"
-                  + (f". Likely why: {c.mismatch}" if c.mismatch else ""))
-    elif all(v == AGREE for v in verdicts):
-        label, est, _ = min(done, key=lambda x: c.verdict_band.margin(x[1].lo, x[1].hi))
-        verdict, reason = AGREE, ""
+    if not done or short:
+        why = f"every compared group needs ≥ {MIN_RUNS} runs ({', '.join(short)})" if short else "no group"
+        return _row(c, NO_DATA, NO_DATA, why, detail=detail), grows
+    mv, mg = magnitude(c, done)
+    dv, dg = direction(c, done)
+    label = mg or dg or done[0][0]
+    est = dict(done)[label]
+    reason = _reason(c, mv, dv, label, est, len(done))
+    failing = [f"{k} ({checks[k]['magnitude_verdict']}{': ' + checks[k]['reason'] if checks[k]['reason'] else ''})"
+               for k in c.checks if checks is not None and k in checks and checks[k]["magnitude_verdict"] != AGREE]
+    missing = [k for k in c.checks if checks is not None and k not in checks]
+    if failing or missing:
+        why = "; ".join([f"lab check {f}" for f in failing] + [f"lab check {k}: unknown" for k in missing])
+        return _row(c, NOT_COMPARABLE, NOT_COMPARABLE, f"the conditions it rests on do not hold here: {why}",
+                    est, len(done), label, detail), grows
+    return _row(c, mv, dv, reason, est, len(done), label, detail, underpowered=mv == UNDERPOWERED), grows
+
+
+def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, k: int) -> str:
+    b = c.band
+    ours = f"{label}: our 95 % CI {ci_text(e.value, e.lo, e.hi)}"
+    if mv in (AGREE, DIRECTION_ONLY) and dv in (AGREE, NO_DIRECTION):
+        return ""
+    if mv == DIRECTION_ONLY:
+        lead = f"{ours} ({'every group on the paper’s side' if dv == AGREE else dv})"
+    elif mv == UNDERPOWERED:
+        lead = (f"{ours} is wider ({_fmt(e.hi - e.lo)}) than the paper's effect ({_fmt(c.effect)}): more runs are "
+                f"needed to decide")
+    elif mv == "disagree":
+        lo, hi = (e.lo_adj, e.hi_adj) if k > 1 else (e.lo, e.hi)
+        lead = (f"{label}: our CI {ci_text(e.value, lo, hi)}{' (Bonferroni, ' + str(k) + ' groups)' if k > 1 else ''} "
+                f"lies outside the band [{_fmt(b.low)}, {_fmt(b.high)}]")
+    elif mv == AGREE:
+        lead = f"magnitude agrees; direction {dv} ({ours})"
     else:
-        label, est, _ = next(x for x in done if x[2] == INCONCLUSIVE)
-        verdict = INCONCLUSIVE
-        reason = (f"{label}: our 95 % CI {ci_text(est.value, est.lo, est.hi)} overlaps the band's edge "
-                  f"(n = {est.n} runs)")
-    n_runs = min(e.n for _, e, _ in done)
-    return _row(c, verdict, reason, est.value, est.lo, est.hi, n_runs, detail=detail, group=label)
+        lead = f"{ours} overlaps the band's edge [{_fmt(b.low)}, {_fmt(b.high)}]"
+    return lead + (f". Likely why: {c.mismatch}" if c.mismatch and "disagree" in (mv, dv) else "")
 
 
-def group_estimates(m: Measure, claim_id: str, resamples: int = RESAMPLES) -> list[tuple[str, Estimate | str]]:
-    """Per compared group: its estimate, or why it has none (fewer than MIN_RUNS runs, no value)."""
-    out: list[tuple[str, Estimate | str]] = []
-    for g in m.groups:
-        n = min((len(v) for v in g.samples.values()), default=0)
-        if n < MIN_RUNS:
-            out.append((g.label, f"n = {n}"))
-            continue
-        est = bootstrap(g.samples, m.statistic, seed_of(claim_id, g.label), resamples)
-        if math.isnan(est.value) or math.isnan(est.lo):
-            out.append((g.label, f"no value: {_fmt(est.value)}"))
-            continue
-        out.append((g.label, est))
-    return out
-
-
-def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLES) -> pl.DataFrame:
-    return pl.DataFrame([evaluate_claim(c, facts, resamples) for c in claims], schema=SCHEMA)
+def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLES) -> tuple[pl.DataFrame, pl.DataFrame,
+                                                                                          pl.DataFrame]:
+    """(findings, lab checks, per-group estimates of both)."""
+    check_rows, group_rows = {}, []
+    for c in claims:
+        if c.kind == "lab-check":
+            row, g = evaluate_claim(c, facts, None, resamples)
+            check_rows[c.id] = row
+            group_rows += g
+    rows = []
+    for c in claims:
+        if c.kind != "lab-check":
+            row, g = evaluate_claim(c, facts, check_rows, resamples)
+            rows.append(row)
+            group_rows += g
+    return (pl.DataFrame(rows, schema=SCHEMA), pl.DataFrame(list(check_rows.values()), schema=SCHEMA),
+            pl.DataFrame(group_rows, schema=GROUP_SCHEMA))
 
 
 def load_facts(db: str | os.PathLike | duckdb.DuckDBPyConnection) -> tuple[Facts | None, str]:
@@ -122,17 +178,18 @@ def load_facts(db: str | os.PathLike | duckdb.DuckDBPyConnection) -> tuple[Facts
             con.close()
 
 
-def findings(db, paper: str | None = None, kind: str = "finding", resamples: int = RESAMPLES) -> pl.DataFrame:
-    """The findings table (``kind='finding'``) or the lab checks (``'lab-check'``) of ``db``."""
-    from .claims import ALL
+def findings(db, paper: str | None = None, resamples: int = RESAMPLES) -> tuple[pl.DataFrame, pl.DataFrame,
+                                                                                 pl.DataFrame]:
+    """(findings, lab checks, per-group estimates) of ``db``, every paper or one."""
+    from .registry import all_claims, paper_claims
 
-    claims = [c for c in ALL if c.kind == kind and (paper is None or c.paper == paper)]
+    claims = all_claims() if paper is None else paper_claims(paper)
     facts, why = load_facts(db)
-    t = evaluate(claims, facts, resamples)
+    t, checks, groups = evaluate(claims, facts, resamples)
     if facts is None:
-        t = t.with_columns(pl.when(pl.col("verdict") == NO_DATA).then(pl.lit(why)).otherwise(pl.col("reason"))
-                           .alias("reason"))
-    return t
+        fix = pl.when(pl.col("magnitude_verdict") == NO_DATA).then(pl.lit(why)).otherwise(pl.col("reason"))
+        t, checks = t.with_columns(fix.alias("reason")), checks.with_columns(fix.alias("reason"))
+    return t, checks, groups
 
 
 def write_csv(table: pl.DataFrame, out: str | os.PathLike) -> Path:
@@ -145,33 +202,48 @@ def write_csv(table: pl.DataFrame, out: str | os.PathLike) -> Path:
     return out
 
 
+def ours_text(r: dict) -> str:
+    if r["our_value"] is None:
+        return "–"
+    unit = r["unit"] if r["unit"] == "×" else f" {r['unit']}" if r["unit"] else ""
+    return f"{ci_text(r['our_value'], r['ci_low'], r['ci_high'])}{unit}"
+
+
+def band_text(r: dict) -> str:
+    if r["band_low"] is None:
+        return "–"
+    return f"[{_fmt(r['band_low'])}, {_fmt(r['band_high'])}]"
+
+
 def markdown(table: pl.DataFrame) -> str:
-    """The verdict table: paper, claim, the paper's value, ours with its CI, n, verdict."""
-    lines = ["| paper | claim | source | paper | ours [95 % CI] | n | verdict |", "|---|---|---|---|---|---|---|"]
+    """The verdict table: per row the paper's number and band, ours with its CI, n, both verdicts."""
+    lines = ["| paper | claim | source | paper | band | ours [95 % CI] | n | magnitude | direction |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in table.iter_rows(named=True):
-        ours = "–" if r["our_value"] is None else f"{ci_text(r['our_value'], r['ci_low'], r['ci_high'])} {r['unit']}"
-        lines.append(f"| {r['paper']} | `{r['id']}` | {r['source']} | {r['paper_value']} | {ours} | "
-                     f"{r['n_runs'] or '–'} | **{r['verdict']}** |")
+        lines.append(f"| {r['paper']} | `{r['id']}` | {r['source']} | {r['paper_text']} | {band_text(r)} | "
+                     f"{ours_text(r)} | {r['n'] or '–'} | **{r['magnitude_verdict']}** | {r['direction_verdict']} |")
     return "\n".join(lines)
 
 
-def verdict_lines(table: pl.DataFrame) -> str:
-    """Markdown, one bullet per row: verdict, the paper's words, the numbers, and why."""
-    out = []
-    for r in table.iter_rows(named=True):
-        ours = "–" if r["our_value"] is None else ci_text(r["our_value"], r["ci_low"], r["ci_high"])
-        line = (f"- **{r['verdict']}** — *“{r['claim']}”* ({r['source']}). Paper: {r['paper_value']}. "
-                f"Ours: {ours} {r['unit']} ({r['statistic']}; n = {r['n_runs']}). Rule: {r['tolerance']}.")
-        if r["reason"]:
-            line += f" Why: {r['reason']}."
-        out.append(line)
-    return "\n".join(out) if out else "_no rows for this paper_"
+def counts_table(table: pl.DataFrame) -> str:
+    """Markdown: per paper, the rows and the count of each magnitude verdict."""
+    from .claim import VERDICTS
+    present = [v for v in VERDICTS if v in set(table["magnitude_verdict"].to_list())]
+    head = "| paper | rows | " + " | ".join(present) + " | direction agrees |"
+    lines = [head, "|---|---|" + "---|" * (len(present) + 1)]
+    for paper in [*sorted(table["paper"].unique().to_list()), None]:
+        t = table if paper is None else table.filter(pl.col("paper") == paper)
+        cells = [str(t.filter(pl.col("magnitude_verdict") == v).height) for v in present]
+        dirs = t.filter(pl.col("direction_verdict") == AGREE).height
+        name = "**all**" if paper is None else paper
+        lines.append(f"| {name} | {t.height} | " + " | ".join(cells) + f" | {dirs} |")
+    return "\n".join(lines)
 
 
 def counts(table: pl.DataFrame) -> str:
-    c = table.group_by("verdict").len().sort("verdict")
+    c = table.group_by("magnitude_verdict").len().sort("magnitude_verdict")
     return ", ".join(f"{v} {n}" for v, n in c.iter_rows())
 
 
-__all__ = ["COLUMNS", "evaluate", "evaluate_claim", "findings", "write_csv", "markdown", "verdict_lines",
-           "counts", "num", "AGREE", "DISAGREE", "INCONCLUSIVE", "NO_DATA", "NOT_REPRODUCIBLE"]
+__all__ = ["COLUMNS", "GROUP_COLUMNS", "evaluate", "evaluate_claim", "findings", "write_csv", "markdown",
+           "counts", "counts_table"]

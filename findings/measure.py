@@ -1,10 +1,10 @@
 """What a claim's computation returns, and the selections the claims share.
 
 A claim's ``measure(facts)`` picks runs from the derived layer (``pipeline.derived``:
-``run_facts``, ``primary_pairs``, ``cc_pairs``) and returns the compared groups: per
-group, the per-run values of each role (``{"mp": [...], "sp_wifi": [...]}``) and the
-paper's statistic over them. The statistics are in ``findings.stats``; nothing here
-re-derives a run-level quantity.
+``run_facts``, ``primary_pairs``, ``cc_pairs``, ``run_delivery``) and returns the
+compared groups: per group, the per-run values of each role (``{"mp": [...],
+"sp_wifi": [...]}``) and the paper's statistic over them (a ``findings.stats.Stat``,
+which also chooses the interval method). Nothing here re-derives a run-level quantity.
 """
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from .stats import Statistic
+from papers import of_campaign
+
+from .stats import Stat
 
 
 @dataclass
@@ -26,7 +28,7 @@ class Group:
 @dataclass
 class Measure:
     groups: list[Group] = field(default_factory=list)
-    statistic: Statistic | None = None
+    statistic: Stat | None = None
     missing: str = ""  # why there is no group to compute (required when groups is empty)
     note: str = ""  # what was left out (stalled runs, ...) or which configuration was used
 
@@ -35,10 +37,26 @@ class Facts:
     """The derived tables a claim reads, loaded once per database."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
-        self.runs = con.sql("SELECT * FROM run_facts ORDER BY run_id").pl()
-        self.primary_pairs = con.sql("SELECT * FROM primary_pairs ORDER BY lte_run").pl()
-        self.cc_pairs = con.sql("SELECT * FROM cc_pairs ORDER BY decoupled_run").pl()
+        # the paper a run belongs to comes from its campaign's name (papers.of_campaign):
+        # the pipeline's derived layer knows no paper
+        def with_paper(df: pl.DataFrame) -> pl.DataFrame:
+            names = df["campaign"].unique().to_list() if "campaign" in df.columns else []
+            mapping = {n: of_campaign(n) for n in names}
+            return df.with_columns(paper=pl.col("campaign").replace_strict(mapping, default=None,
+                                                                           return_dtype=pl.Utf8))
+        self.runs = with_paper(con.sql("SELECT * FROM run_facts ORDER BY run_id").pl())
+        self.primary_pairs = with_paper(con.sql("SELECT * FROM primary_pairs ORDER BY lte_run").pl())
+        self.cc_pairs = with_paper(con.sql("SELECT * FROM cc_pairs ORDER BY decoupled_run").pl())
         self.outage_delivery = con.sql("SELECT * FROM outage_delivery ORDER BY run_id, down_s").pl()
+        self.delivery = con.sql("SELECT * FROM run_delivery ORDER BY run_id, second, side").pl()
+
+    def window_goodput(self, t0: float, t1: float, side: str | None = None) -> pl.DataFrame:
+        """Per run: Mbit/s of new data the client received in the seconds [t0, t1) after
+        the first SYN (one path side, or both): ``run_id``, ``window_mbit``."""
+        d = self.delivery.filter((pl.col("second") >= t0) & (pl.col("second") < t1))
+        if side is not None:
+            d = d.filter(pl.col("side") == side)
+        return d.group_by("run_id").agg(window_mbit=pl.col("payload_bytes").sum() * 8 / (t1 - t0) / 1e6)
 
     def of(self, paper: str, outages: bool = False) -> tuple[pl.DataFrame, str]:
         """One paper's runs that can be used: stalled runs are left out (and counted);

@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--figures", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--findings", type=Path, help="the folder holding findings.csv and findings-groups.csv of the "
+                                                  "same database (else the notebook computes them)")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("-p", "--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                     help="set a parameter of the notebook (a string), e.g. -p RUN=mp2-linkem")
@@ -54,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     args.figures.mkdir(parents=True)
     os.environ["MPTCP_LAB_DB"] = str(args.db.resolve())
     os.environ["MPTCP_LAB_FIGURES"] = str(args.figures.resolve())
+    if args.findings:
+        os.environ["MPTCP_LAB_FINDINGS"] = str(args.findings.resolve())
     os.environ.setdefault("LC_ALL", "C.UTF-8")
 
     nb = nbformat.read(args.notebook, as_version=4)

@@ -45,7 +45,8 @@ def database(given: str | None) -> Path:
 
 def command(extra: list[str]) -> list[str]:
     jupyter = shutil.which("jupyter", path=str(Path(sys.executable).parent)) or "jupyter"
-    cmd = [jupyter, "lab", f"--ServerApp.root_dir={ROOT / 'notebooks'}"]
+    # the repository: papers/<paper>/notebook.py (one per paper) and notebooks/explore.py
+    cmd = [jupyter, "lab", f"--ServerApp.root_dir={ROOT}"]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
     return cmd + extra
@@ -63,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", help="the lab's DuckDB file (default: results/lab.duckdb, else the samples')")
     a, extra = ap.parse_known_args(argv)
     db = database(a.db)
-    print(f"JupyterLab on {ROOT / 'notebooks'} with MPTCP_LAB_DB={db}; notebooks/explore.py explores one run",
+    print(f"JupyterLab on {ROOT} with MPTCP_LAB_DB={db}: papers/<paper>/notebook.py per paper, "
+          "notebooks/explore.py explores one run",
           file=sys.stderr)
     cmd = command(extra)
     os.execve(cmd[0], cmd, environment(db))

@@ -18,13 +18,12 @@ from pathlib import Path
 import duckdb
 import jinja2
 
-TITLES = {
-    "chen": "Chen et al., IMC 2013 — MPTCP over WiFi + cellular",
-    "cs244": "Raiciu et al. NSDI 2012 Fig. 9 (CS244 reproduction)",
-    "deng": "Deng et al., IMC 2014 — WiFi, LTE, or both?",
-    "ditg": "MPTCP latency for cloud apps (D-ITG)",
-    "ferlin": "Ferlin et al. — heterogeneous wireless paths (DRePaS)",
-}
+from findings.claim import VERDICTS
+from findings.evaluate import band_text, ours_text
+
+from papers import PAPERS
+
+TITLES = {p.id: p.title for p in PAPERS.values()}
 
 
 def rel(path: Path, start: Path) -> str:
@@ -47,7 +46,17 @@ def main(argv: list[str] | None = None) -> int:
     n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     camps = con.execute("SELECT coalesce(campaign, '?') || ': ' || count(*) FROM runs "
                         "GROUP BY campaign ORDER BY campaign").fetchall()
+    # what the findings rest on: per campaign, its scale(s), seed(s), dates and stalled runs
+    data = [dict(zip(("campaign", "runs", "scales", "seeds", "first", "last", "stalled"), r)) for r in con.execute("""
+        SELECT coalesce(campaign, '?'), count(*),
+               coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.scale'), ', '), '?'),
+               coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.campaign_seed'), ', '), '–'),
+               min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled)
+        FROM runs GROUP BY ALL ORDER BY 1""").fetchall()]
     n_problems = con.execute("SELECT count(*) FROM problems").fetchone()[0]
+    problems = [dict(zip(("reason", "n", "example"), r)) for r in con.execute("""
+        SELECT regexp_replace(reason, '[0-9]+', 'N', 'g') AS kind, count(*), min(source || ': ' || reason)
+        FROM problems GROUP BY kind ORDER BY 2 DESC LIMIT 20""").fetchall()]
     con.close()
 
     notebooks = []
@@ -63,16 +72,28 @@ def main(argv: list[str] | None = None) -> int:
 
     findings = list(csv.DictReader(a.findings.open())) if a.findings and a.findings.exists() else []
     for r in findings:
-        r["ours"] = "–" if not r["our_value"] else (
-            f"{float(r['our_value']):.3g} [{float(r['ci_low']):.3g}, {float(r['ci_high']):.3g}] {r['unit']}"
-            + (f" ({r['group']})" if r.get("group") else ""))
+        r["ours"] = ours_text({**r, **{k: float(r[k]) if r[k] else None for k in ("our_value", "ci_low", "ci_high")}})
+        r["band"] = band_text({k: float(r[k]) if r[k] else None for k in ("band_low", "band_high")})
+    counts = []
+    if findings:
+        import polars as pl
+        t = pl.DataFrame(findings).select("paper", "magnitude_verdict", "direction_verdict")
+        verdicts = [v for v in VERDICTS if v in set(t["magnitude_verdict"].to_list())]
+        for paper in [*sorted(set(t["paper"].to_list())), None]:
+            sub = t if paper is None else t.filter(pl.col("paper") == paper)
+            counts.append({"paper": paper or "all", "rows": sub.height,
+                           "cells": [sub.filter(pl.col("magnitude_verdict") == v).height for v in verdicts],
+                           "direction": sub.filter(pl.col("direction_verdict") == "agree").height})
+    else:
+        verdicts = []
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(a.template.parent),
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
     page = env.get_template(a.template.name).render(
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         db=a.db.as_posix(), n_runs=n_runs, campaigns=", ".join(c for (c,) in camps) or "none",
-        n_problems=n_problems, notebooks=notebooks, findings=findings,
+        n_problems=n_problems, problems=problems, data=data, notebooks=notebooks, findings=findings,
+        counts=counts, verdicts=verdicts,
         findings_csv=rel(a.findings, out_dir) if findings else None)
     tmp = a.out.with_suffix(".tmp")
     tmp.write_text(page)

@@ -16,10 +16,10 @@ questions once:
 * **which connection is the run's**: ``main_connections`` (the one that carried most
   payload in that trace; D-ITG also opens a small signalling connection);
 * **what a run was configured as**: ``run_config`` (meta.json: RTT, loss and rate per
-  path, buffer size, outages, stalls, size label, the paper it belongs to);
-* **what a run measured**: ``run_metrics`` (download time, goodput, steady-state
-  goodput, bytes and share per path, pooled loss, RTT, out-of-order delay, application
-  latency) and ``run_facts`` (both side by side), plus the pairings of runs the papers
+  path, buffer size, outages, stalls, size label);
+* **what a run measured**: ``run_metrics`` (download time, goodput, bytes and share per
+  path, pooled loss, RTT, out-of-order delay, application latency; ``run_delivery``: bytes
+  received per second, for throughput over any window) and ``run_facts`` (both side by side), plus the pairings of runs the papers
   compare (``primary_pairs``, ``cc_pairs``).
 
 Path sides: the lab names its paths ``wifi`` and ``lte`` (``capture.topology``); a
@@ -36,17 +36,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import duckdb
 
-# Which runs belong to which paper: a regular expression on runs.campaign.
-PAPER_CAMPAIGNS = {
-    "chen": r"(?i)chen",
-    "cs244": r"(?i)cs244|raiciu",
-    "deng": r"(?i)deng",
-    "ditg": r"(?i)ditg|cloud|latency",
-    "ferlin": r"(?i)ferlin|drepas",
-}
-
 # Tables that carry a download direction (pipeline.schema; issue 9 adds `direction`).
-DIRECTED = ("connections", "subflows", "rtt_samples", "ofo_samples")
+DIRECTED = ("connections", "subflows", "rtt_samples", "ofo_samples", "delivered_1s")
 
 
 @dataclass(frozen=True)
@@ -55,12 +46,6 @@ class Definition:
     kind: str  # "macro" or "view"
     sql: str  # the body: macro parameters and expression, or the view's SELECT
     doc: str  # what it is, with the paper's definition
-
-
-def _paper_case() -> str:
-    arms = " ".join(f"WHEN regexp_matches(coalesce(campaign, ''), '{rx}') THEN '{p}'"
-                    for p, rx in PAPER_CAMPAIGNS.items())
-    return f"CASE {arms} END"
 
 
 def _downloads(table: str, columns: set[str]) -> str:
@@ -87,18 +72,18 @@ def _path_config(path: str, side: str) -> str:
 
 
 def _pairs(vary: str, values: tuple[str, str], names: tuple[str, str], same: str, extra: str = "") -> str:
-    """SQL: pairs of MP-2 runs equal in everything the papers hold fixed (paper, scenario,
+    """SQL: pairs of MP-2 runs equal in everything the papers hold fixed (campaign, scenario,
     size, repetition and ``same``) that differ in ``vary`` (``values``: the run compared,
     the baseline), with the relative goodput difference against the baseline."""
     a, b = names
     return f"""
-            SELECT a.paper, a.scenario, a.size_bytes, a.size_label, a.{same}, a.repetition,
+            SELECT a.campaign, a.scenario, a.size_bytes, a.size_label, a.{same}, a.repetition,
                    a.run_id AS {a}_run, b.run_id AS {b}_run,
                    a.goodput_mbit AS {a}_goodput_mbit, b.goodput_mbit AS {b}_goodput_mbit,
                    100 * rel_diff(a.goodput_mbit, b.goodput_mbit) AS rel_diff_pct,{' ' + extra + ',' if extra else ''}
                    a.stalled OR b.stalled AS stalled
             FROM run_facts a JOIN run_facts b
-              ON a.paper IS NOT DISTINCT FROM b.paper AND a.scenario IS NOT DISTINCT FROM b.scenario
+              ON a.campaign IS NOT DISTINCT FROM b.campaign AND a.scenario IS NOT DISTINCT FROM b.scenario
              AND a.size_bytes = b.size_bytes AND a.mode = b.mode AND a.repetition = b.repetition
              AND a.{same} IS NOT DISTINCT FROM b.{same}
             WHERE a.mode = 'MP-2' AND a.{vary} = '{values[0]}' AND b.{vary} = '{values[1]}'
@@ -109,9 +94,6 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
     """Every macro and view, in dependency order, for tables with ``columns``."""
     dl = {t: _downloads(t, columns.get(t, set())) for t in DIRECTED}
     return [
-        Definition("paper_of", "macro", f"(campaign) AS {_paper_case()}",
-                   "The paper a campaign reproduces (chen, cs244, deng, ditg, ferlin), from its name "
-                   "(PAPER_CAMPAIGNS)."),
         Definition("size_label", "macro", """(b) AS CASE
             WHEN b IS NULL OR b <= 0 THEN NULL
             WHEN b % 1000000000 = 0 THEN printf('%d GB', b // 1000000000)
@@ -156,6 +138,8 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "Karn-filtered RTT samples of download data packets (server trace, Chen §3.3)."),
         Definition("dl_ofo_samples", "view", dl["ofo_samples"],
                    "Out-of-order delay of every download data packet at the client (Chen §3.3)."),
+        Definition("dl_delivered_1s", "view", dl["delivered_1s"],
+                   "Download bytes received per second and subflow (receiver's trace)."),
         Definition("main_connections", "view", """
             SELECT run_id, trace, vantage, arg_max(conn_id, coalesce(payload_bytes, 0)) AS conn_id
             FROM dl_connections GROUP BY run_id, trace, vantage""",
@@ -163,7 +147,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "(wget) or the D-ITG data flow, not D-ITG's signalling connection."),
         Definition("run_config", "view", f"""
             WITH m AS (SELECT *, CASE WHEN json_valid(meta_json) THEN meta_json::JSON END AS j FROM runs),
-            c AS (SELECT run_id, paper_of(campaign) AS paper, campaign, scenario, mode,
+            c AS (SELECT run_id, campaign, scenario, mode,
                 CASE WHEN mode LIKE 'MP%' OR mode = 'backup' THEN 'MPTCP' WHEN mode IS NULL THEN NULL
                      ELSE 'TCP' END AS transport,
                 congestion_control, primary_path, size_bytes, size_label(size_bytes) AS size_label,
@@ -184,7 +168,11 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                   + coalesce(json_array_length(json_extract(j, '$.paths.lte.up.outages')), 0) > 0 AS has_outages,
                 coalesce(TRY_CAST(json_extract_string(j, '$.stalls.stalled') AS BOOLEAN), FALSE)
                   {"OR coalesce(stalled, FALSE)" if "stalled" in columns.get("runs", set()) else ""} AS stalled,
-                TRY_CAST(json_extract_string(j, '$.result.complete') AS BOOLEAN) AS complete
+                TRY_CAST(json_extract_string(j, '$.result.complete') AS BOOLEAN) AS complete,
+                TRY_CAST(json_extract_string(j, '$.result.sent_packets') AS BIGINT) AS app_sent_packets,
+                TRY_CAST(json_extract_string(j, '$.campaign_seed') AS BIGINT) AS campaign_seed,
+                json_extract_string(j, '$.scale') AS scale,
+                TRY_CAST(json_extract_string(j, '$.duration_s') AS DOUBLE) AS duration_s
             FROM m)
             SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
                    CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
@@ -231,7 +219,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                      FROM sf WHERE vantage = 'server' GROUP BY run_id),
             rtt AS (SELECT s.run_id, avg(s.rtt_ms) FILTER (WHERE s.path ILIKE 'wifi%') AS rtt_wifi_mean_ms,
                            avg(s.rtt_ms) FILTER (WHERE NOT s.path ILIKE 'wifi%') AS rtt_cell_mean_ms,
-                           count(*) AS rtt_n, quantile_disc(s.sent_s, 0.5) AS t_mid, max(s.sent_s) AS t_last
+                           count(*) AS rtt_n
                     FROM dl_rtt_samples s JOIN mc USING (run_id, trace, conn_id) GROUP BY s.run_id),
             ofo AS (SELECT o.run_id, count(*) AS ofo_packets,
                            count(*) FILTER (WHERE o.ofo_delay_ms = 0) AS ofo_in_order,
@@ -243,8 +231,6 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
             SELECT r.run_id, dl.download_time_s,
                 CASE WHEN r.size_bytes > 0 AND dl.download_time_s > 0
                      THEN 8.0 * r.size_bytes / dl.download_time_s / 1e6 END AS goodput_mbit,
-                CASE WHEN r.size_bytes > 0 AND rtt.rtt_n >= 20 AND rtt.t_last > rtt.t_mid
-                     THEN 8.0 * (r.size_bytes / 2) / (rtt.t_last - rtt.t_mid) / 1e6 END AS steady_goodput_mbit,
                 b.bytes_wifi, b.bytes_cell,
                 CASE WHEN b.bytes_total > 0 THEN 100.0 * b.bytes_cell / b.bytes_total END AS cell_share_pct,
                 CASE WHEN b.bytes_wifi > 0 THEN b.bytes_cell::DOUBLE / b.bytes_wifi END AS contribution,
@@ -260,11 +246,6 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "trace).\n"
                    "goodput_mbit — file bytes ÷ download time (Raiciu et al.'s goodput; Deng et al.'s "
                    "flow throughput).\n"
-                   "steady_goodput_mbit — the rate after slow start: CS244 'took throughput samples "
-                   "beginning 10 seconds after start to allow for the throughput to level off'. Our "
-                   "downloads are shorter than their 40 s iperf flows, so the warm-up left out is the "
-                   "first half of the data: half the file ÷ the time from the server's median "
-                   "Karn-sampled data packet to its last one (≥ 20 samples).\n"
                    "bytes_wifi, bytes_cell, cell_share_pct — Chen Fig. 3/5/10 'fraction of traffic "
                    "carried by the cellular path': payload bytes per side ÷ all (the sender's, i.e. "
                    "server, trace; the client's when there is no server trace).\n"
@@ -282,6 +263,17 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "never in order), and the connection mean (Table 6 'connection mean').\n"
                    "app_latency_ms — the D-ITG study's 'average packet latency' of a test run: mean "
                    "of ITGRecv receive time − ITGSend send time."),
+        Definition("run_delivery", "view", """
+            SELECT d.run_id, d.second,
+                   CASE WHEN d.path ILIKE 'wifi%' THEN 'wifi' ELSE 'cell' END AS side,
+                   sum(d.payload_bytes) AS payload_bytes
+            FROM dl_delivered_1s d JOIN main_connections USING (run_id, trace, conn_id)
+            WHERE main_connections.vantage = 'client'
+            GROUP BY ALL""",
+                   "Per run, second since the first SYN and path side: the new data bytes the "
+                   "client received on the run's main connection (client trace, download "
+                   "direction). A window's goodput is the sum over its seconds ÷ its length: the "
+                   "throughput a receiver-side sampler (iperf's interval reports, bwm-ng) reads."),
         Definition("run_facts", "view", """
             SELECT c.*, m.* EXCLUDE (run_id) FROM run_config c JOIN run_metrics m USING (run_id)""",
                    "run_config and run_metrics side by side: what the claims and notebooks read."),

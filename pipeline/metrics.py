@@ -171,6 +171,28 @@ def download_time(p: pl.DataFrame, subflows: pl.DataFrame) -> pl.DataFrame:
     ).select("conn_id", "direction", "start_s", "download_time_s", "syn_captured")
 
 
+def delivered_per_second(data: pl.DataFrame, starts: pl.DataFrame) -> pl.DataFrame:
+    """New data received per second since the connection's first SYN, per subflow and
+    direction (the receiver's trace): the throughput a receiver-side tool (iperf's
+    interval reports, bwm-ng) samples, and the per-subflow throughput-over-time
+    graphs (Deng et al. Fig. 9, 10).
+
+    ``data``: ``retransmissions`` (a retransmitted packet's bytes arrived before, so
+    only first copies count as new data; MPTCP reinjections on another subflow count
+    on the subflow that carried them); ``starts``: ``conn_id``, ``start_s``. Packets
+    before the first SYN (a clock that went backwards) fall in no second.
+    """
+    return (
+        data.join(starts.select("conn_id", "start_s"), on="conn_id", how="inner")
+        .with_columns(second=((pl.col("time_s") - pl.col("start_s")).floor()).cast(pl.Int32))
+        .filter(pl.col("second") >= 0)
+        .group_by("conn_id", "stream", "direction", "second")
+        .agg(payload_bytes=pl.col("payload_bytes").filter(~pl.col("retx")).sum().cast(pl.Int64),
+             packets=pl.len().cast(pl.Int64))
+        .sort("conn_id", "stream", "direction", "second")
+    )
+
+
 def traffic_share(p: pl.DataFrame) -> pl.DataFrame:
     """Per subflow: payload bytes and their share of the connection's.
 

@@ -39,7 +39,7 @@ TSHARK_PREFS: list[str] = [
 # that carried none has one "down" row with zero counts. Tables written before the
 # column existed held downloads only (``legacy_direction``).
 DIRECTIONS = ("down", "up")
-DIRECTION_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples")
+DIRECTION_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "delivered_1s")
 
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "runs": {
@@ -151,6 +151,19 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "dsn_rel": pl.Int64,  # data sequence number of its first byte from the sender's IDSN (first byte = 1)
         "retransmission": pl.Boolean,  # below what its subflow had already carried
         "reinjection": pl.Boolean,  # bytes another subflow carried earlier in this trace
+    },
+    # Bytes received per second (the receiver's trace: client for "down", server for
+    # "up"), per subflow: the throughput-over-time of iperf-style protocols and figures.
+    "delivered_1s": {
+        "run_id": pl.Utf8,
+        "trace": pl.Utf8,
+        "conn_id": pl.Int32,
+        "subflow_id": pl.Int32,
+        "direction": pl.Utf8,  # of the data: "down" or "up"
+        "path": pl.Utf8,
+        "second": pl.Int32,  # whole seconds since the connection's first SYN (0: [0, 1) s)
+        "payload_bytes": pl.Int64,  # new data received in that second (retransmissions left out)
+        "packets": pl.Int64,  # data packets received in that second (retransmissions included)
     },
     "app_latency": {
         "run_id": pl.Utf8,

@@ -49,7 +49,7 @@ def _duckdb():
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 LOCK_WAIT_S = 600.0
-TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets")
+TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets", "delivered_1s")
 
 
 class StoreError(Exception):

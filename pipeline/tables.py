@@ -230,12 +230,20 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
                                 f"connection {r['conn_id']}: first SYN not captured, {what} unknown"))
 
     path_of = sf.select("stream", "path")
+    delivered = None
+    if receiving and not tr.time_unusable:
+        delivered = metrics.delivered_per_second(data.filter(pl.col("direction").is_in(receiving)),
+                                                 starts.filter(pl.col("start_s").is_not_null()))
     out: Tables = {
         "connections": schema.conform("connections", conns),
         "subflows": schema.conform("subflows", sub),
         "seq_packets": schema.conform("seq_packets", seq.result().with_columns(
             **{k: pl.lit(v) for k, v in ids.items()})),
     }
+    if delivered is not None:
+        out["delivered_1s"] = schema.conform(
+            "delivered_1s", delivered.join(path_of, on="stream", how="left")
+            .with_columns(subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}))
     if rtt is not None:
         out["rtt_samples"] = schema.conform(
             "rtt_samples",

@@ -29,13 +29,18 @@ NOTEBOOK_DIR = f"{RESULTS}/notebooks"
 REPORT_DIR = f"{RESULTS}/report"
 NOTEBOOKS = config["notebooks"]
 TABLE_NAMES = list(TABLES)
-# Committed per-campaign tables of the quick-scale captures (data/reference/README.md):
+# Committed per-campaign tables of the standard-scale captures (data/reference/README.md):
 # analysed together with the samples when this machine does not capture.
 REFERENCE_DIR = config.get("reference_dir", "data/reference")
 # The code every figure and finding depends on (derived layer, claims, notebook helpers):
 # a change re-runs the notebooks and the findings.
 ANALYSIS_CODE = sorted(
-    str(p) for d in ("findings", "labfig") for p in Path(d).rglob("*.py")
+    str(p)
+    for d in ("findings", "labfig", "papers")
+    for p in Path(d).rglob("*")
+    if p.suffix in (".py", ".yaml")
+    and p.name != "notebook.py"
+    and "__pycache__" not in p.parts
 ) + ["pipeline/derived.py"]
 
 
@@ -73,20 +78,20 @@ def capture_blockers():
     if not Path("capture/__main__.py").exists():
         why.append("capture/ stage not installed (no capture/__main__.py)")
     if not campaign_files():
-        why.append(f"no campaign YAML in {config['campaign_dir']}")
+        why.append("no paper campaign configured (config campaigns)")
     return why
 
 
 def campaign_files():
-    """campaign name -> YAML for the configured scale (only those that exist)."""
-    out = {}
-    for name in config["campaigns"]:
-        for cand in (f"{name}.{config['scale']}.yaml", f"{name}.yaml"):
-            p = Path(config["campaign_dir"]) / cand
-            if p.exists():
-                out[name] = str(p)
-                break
-    return out
+    """campaign name -> its YAML: each configured paper's campaign (papers/<paper>/
+    campaign.yaml, from the registry)."""
+    from papers import PAPERS
+
+    return {
+        name: str(PAPERS[name].campaign_file.relative_to(Path.cwd()))
+        for name in config["campaigns"]
+        if name in PAPERS and PAPERS[name].campaign_file.exists()
+    }
 
 
 def decide_capture():

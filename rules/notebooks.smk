@@ -1,4 +1,4 @@
-# Stage 3: one notebook per paper.  notebooks/<nb>.py (jupytext percent script) ->
+# Stage 3b: one notebook per paper.  papers/<nb>/notebook.py (jupytext percent script) ->
 # results/notebooks/<nb>.ipynb (paired notebook) -> executed against the DuckDB
 # file, writing its figures (SVG, PNG, interactive HTML) to results/figures/<nb>/
 # -> exported to HTML for the report.
@@ -7,7 +7,7 @@
 rule pair_notebook:
     """Jupytext: the committed percent script -> its .ipynb twin."""
     input:
-        "notebooks/{nb}.py",
+        "papers/{nb}/notebook.py",
     output:
         f"{NOTEBOOK_DIR}/{{nb}}.ipynb",
     log:
@@ -23,6 +23,7 @@ rule execute_notebook:
     input:
         notebook=f"{NOTEBOOK_DIR}/{{nb}}.ipynb",
         db=DB,
+        findings=rules.findings.output,
         code=ANALYSIS_CODE,
     output:
         executed=f"{NOTEBOOK_DIR}/{{nb}}.executed.ipynb",
@@ -33,10 +34,11 @@ rule execute_notebook:
         "../environment.yml"
     params:
         figures=lambda wc, output: os.path.dirname(output.manifest),
+        findings=lambda wc, input: os.path.dirname(input.findings[0]),
         timeout=config["notebook_timeout_s"],
     shell:
         "python -m labfig.execute {input.notebook} --db {input.db} --figures {params.figures}"
-        " --out {output.executed} --timeout {params.timeout} > {log} 2>&1"
+        " --findings {params.findings} --out {output.executed} --timeout {params.timeout} > {log} 2>&1"
 
 
 rule notebook_html:

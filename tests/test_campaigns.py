@@ -1,5 +1,6 @@
-"""The five paper campaigns, the named link profiles, the quick-scale budget and the
-committed reference tables (no captures here: fast, no root needed)."""
+"""The five paper campaigns (papers/<paper>/campaign.yaml) and their named link profiles
+(papers/<paper>/profiles.yaml), the quick- and standard-scale budgets and the committed
+reference tables (no captures here: fast, no root needed)."""
 import copy
 import re
 import subprocess
@@ -13,22 +14,26 @@ import yaml
 
 from capture.estimate import estimate_s
 from capture.spec import CampaignError, expand, load, load_profiles, validate
-from pipeline.derived import PAPER_CAMPAIGNS  # the campaign name -> paper regexes of the derived layer
+from papers import PAPERS as REGISTRY
+from papers import of_campaign
 
 REPO = Path(__file__).resolve().parent.parent
-CDIR = REPO / "capture" / "campaigns"
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 PAPERS = ["chen", "cs244", "deng", "ditg", "ferlin"]
 QUICK_BUDGET_S = 30 * 60
-STANDARD_BUDGET_S = 100 * 60
+# Issue 23: the standard scale grows to what the claims need, within 3 hours for the five
+# campaigns on this 2-core host (the duration model; data/reference/README.md has the
+# measured time)
+STANDARD_BUDGET_S = 195 * 60
 REFERENCE = REPO / CONFIG.get("reference_dir", "data/reference")
 
 
-def campaign_file(name, scale):
-    for cand in (f"{name}.{scale}.yaml", f"{name}.yaml"):
-        if (CDIR / cand).exists():
-            return CDIR / cand
-    raise AssertionError(f"no campaign file for {name} at scale {scale}")
+def campaign_file(name, scale=None):
+    return REGISTRY[name].campaign_file
+
+
+def pdir(name):
+    return REGISTRY[name].folder
 
 
 def test_config_lists_the_five_campaigns():
@@ -41,9 +46,8 @@ def test_campaign_valid_at_scale(name, scale):
     f = campaign_file(name, scale)
     doc = load(f, scale)
     assert doc["name"] == name
-    # the notebooks find the runs by runs.campaign: the name matches its paper's regex only
-    hits = [p for p, rx in PAPER_CAMPAIGNS.items() if re.search(rx, doc["name"])]
-    assert hits == [name]
+    # the findings and notebooks find a paper's runs by runs.campaign (papers.of_campaign)
+    assert of_campaign(doc["name"]) == name and of_campaign(f"{name}-seed2") == name
     specs = expand(doc, base_dir=f.parent, scale=scale)
     assert specs and len({s.run_id for s in specs}) == len(specs)
     assert {s.scale for s in specs} == {scale}
@@ -67,13 +71,14 @@ def test_quick_scale_within_budget():
 
 
 def test_standard_scale_within_budget():
-    """Issue 11: all five campaigns at the standard scale in <= 100 min of capture on this
-    2-core machine (data/reference/README.md has the measured time)."""
+    """Issue 23: all five campaigns at the standard scale within the budget (the duration
+    model, which overestimates short downloads: the measured time is in
+    data/reference/README.md), with five runs in the groups the claims compare."""
     total = 0.0
     for n in PAPERS:
         f = campaign_file(n, "standard")
         specs = expand(load(f, "standard"), base_dir=f.parent, scale="standard")
-        assert min(s.repetition for s in specs) == 1 and max(s.repetition for s in specs) == 5, n
+        assert max(s.repetition for s in specs) >= 5, n
         total += sum(estimate_s(s) for s in specs)
     assert total <= STANDARD_BUDGET_S, f"standard scale estimated at {total / 60:.1f} min"
 
@@ -81,7 +86,7 @@ def test_standard_scale_within_budget():
 def test_estimate_reflects_rate_loss_and_overhead():
     doc = {"name": "t", "scenarios": {"s": {"wifi": {"rate_mbit": 8, "rtt_ms": 40}, "lte": "cs244-3g"}},
            "modes": ["SP-wifi", "SP-lte"], "sizes": ["8MB"]}
-    specs = {s.mode: s for s in expand(validate(doc))}
+    specs = {s.mode: s for s in expand(validate(doc, base_dir=pdir("cs244")), base_dir=pdir("cs244"))}
     wifi, lte = estimate_s(specs["SP-wifi"]), estimate_s(specs["SP-lte"])
     assert 8 < wifi < 15                      # 8 MB at ~8 Mbit/s + set-up
     assert lte > wifi                         # 2 Mbit/s and 2 % loss at 152 ms RTT
@@ -89,33 +94,34 @@ def test_estimate_reflects_rate_loss_and_overhead():
 
 # --- named profiles ------------------------------------------------------------------
 
-def test_profiles_file_valid_and_cited():
-    profs = load_profiles()
-    text = (CDIR / "profiles.yaml").read_text()
-    for prefix in ("chen-", "cs244-", "deng-", "ditg-", "ferlin-"):
-        assert any(n.startswith(prefix) for n in profs), prefix
-    # every profile is preceded by a comment (its source in the paper)
+@pytest.mark.parametrize("paper", PAPERS)
+def test_profiles_file_valid_and_cited(paper):
+    """Each paper's link profiles sit in its folder, each with the paper's words above it."""
+    f = REGISTRY[paper].profiles_file
+    profs = load_profiles(f)
+    text = f.read_text()
+    assert profs and all(n.startswith(paper + "-") for n in profs), paper
     lines = text.splitlines()
     for name in profs:
         i = next(k for k, line in enumerate(lines) if line.startswith(f"{name}:"))
         assert lines[i - 1].startswith("#") or lines[i - 1].startswith(tuple(f"{n}:" for n in profs)) \
-            or lines[i - 1].startswith("  "), name
+            or lines[i - 1].startswith("  ") or "#" in lines[i], name
 
 
 def test_chen_cellular_bloat_comes_from_rate_and_queue():
-    profs = load_profiles()
+    profs = load_profiles(REGISTRY["chen"].profiles_file)
     for n in ("chen-lte-att", "chen-lte-verizon", "chen-3g-sprint"):
         p = profs[n]
         assert p["rate_mbit"] > 0 and p["queue_bytes"] > 0
         max_queue_ms = p["queue_bytes"] * 8 / (p["rate_mbit"] * 1e6) * 1000
-        assert max_queue_ms >= 150, n
-        assert p["rtt_ms"] <= 150, n          # base RTT, not the loaded one
+        assert max_queue_ms >= 100, n
+        assert p["rtt_ms"] <= 300, n          # base RTT, not the loaded one (Sprint's: "around 300 ms", §4)
     v = profs["chen-lte-verizon"]
     assert v["queue_bytes"] * 8 / (v["rate_mbit"] * 1e6) >= 1.0   # "up to two seconds" (§5.1)
 
 
 def test_cs244_delays_are_one_way():
-    profs = load_profiles()
+    profs = load_profiles(REGISTRY["cs244"].profiles_file)
     assert profs["cs244-3g"]["delay_ms"] >= 75 and "rtt_ms" not in profs["cs244-3g"]
     assert profs["cs244-wifi"]["loss"] == 0.03 and profs["cs244-3g"]["loss"] == 0.02
 
@@ -128,18 +134,18 @@ def test_unknown_profile_is_refused_naming_the_field():
     doc = copy.deepcopy(BASE)
     doc["scenarios"]["s1"]["lte"] = "chen-lte-tmobile"
     with pytest.raises(CampaignError) as e:
-        validate(doc, "c.yaml")
+        validate(doc, "c.yaml", base_dir=pdir("chen"))
     msg = str(e.value)
     assert "scenarios.s1.lte" in msg and "chen-lte-tmobile" in msg and "\n" not in msg
     doc["scenarios"]["s1"]["lte"] = {"profile": "nope", "loss": 0.01}
     with pytest.raises(CampaignError, match=r"scenarios\.s1\.lte: unknown link profile 'nope'"):
-        validate(doc, "c.yaml")
+        validate(doc, "c.yaml", base_dir=pdir("chen"))
 
 
 def test_inline_profile_based_on_a_named_one():
     doc = copy.deepcopy(BASE)
     doc["scenarios"]["s1"]["wifi"] = {"profile": "chen-wifi-home", "rtt_ms": 50, "down": {"loss": 0.04}}
-    specs = expand(validate(doc))
+    specs = expand(validate(doc, base_dir=pdir("chen")), base_dir=pdir("chen"))
     p = next(s for s in specs if s.mode == "SP-wifi")
     assert p.profiles["wifi"]["rtt_ms"] == 50 and p.profiles["wifi"]["rate_mbit"] == 20
     assert p.profiles["wifi"]["down"] == {"loss": 0.04}
@@ -147,7 +153,7 @@ def test_inline_profile_based_on_a_named_one():
 
 
 def test_named_trace_resolves_from_the_campaign_folder():
-    f = CDIR / "ferlin.yaml"
+    f = campaign_file("ferlin")
     spec = next(s for s in expand(load(f), base_dir=f.parent) if s.scenario == "3G+WLAN")
     trace = Path(spec.profiles["wifi"]["down"]["trace"])
     assert (f.parent / trace).resolve() == (REPO / "capture/linkem/traces/ferlin_wlan.trace").resolve()
@@ -157,31 +163,31 @@ def test_scale_block_is_validated():
     doc = copy.deepcopy(BASE)
     doc["scales"] = {"quick": {"repetitions": 0}}
     with pytest.raises(CampaignError, match=r"scales\.quick\.repetitions"):
-        validate(doc, "c.yaml")
+        validate(doc, "c.yaml", base_dir=pdir("chen"))
     doc["scales"] = {"huge": {"repetitions": 2}}
     with pytest.raises(CampaignError, match="huge"):
-        validate(doc, "c.yaml")
+        validate(doc, "c.yaml", base_dir=pdir("chen"))
     doc["scales"] = {"quick": {"only_scenarios": ["s9"]}}
     with pytest.raises(CampaignError, match=r"only_scenarios\.0.*s9"):
-        validate(doc, "c.yaml")
+        validate(doc, "c.yaml", base_dir=pdir("chen"))
     doc["scales"] = {"quick": {"sizes": ["1KB"]}}
     with pytest.raises(CampaignError, match="no 'paper' scale"):
-        validate(doc, "c.yaml", scale="paper")
+        validate(doc, "c.yaml", scale="paper", base_dir=pdir("chen"))
 
 
 def test_scale_overrides_apply():
     doc = copy.deepcopy(BASE)
     doc["repetitions"] = 5
     doc["scales"] = {"quick": {"repetitions": 1}, "paper": {"repetitions": 3, "sizes": ["64KB", "1MB"]}}
-    validate(doc)
-    assert len(expand(doc, scale="quick")) == 2
-    assert len(expand(doc, scale="paper")) == 2 * 2 * 3
+    validate(doc, base_dir=pdir("chen"))
+    assert len(expand(doc, scale="quick", base_dir=pdir("chen"))) == 2
+    assert len(expand(doc, scale="paper", base_dir=pdir("chen"))) == 2 * 2 * 3
 
 
 def test_congestion_controls_repeat_mp_runs_only():
     doc = copy.deepcopy(BASE)
     doc["congestion_controls"] = ["reno", "cubic"]
-    specs = expand(validate(doc))
+    specs = expand(validate(doc, base_dir=pdir("chen")), base_dir=pdir("chen"))
     assert sorted((s.mode, s.congestion_control) for s in specs) == [
         ("MP-2", "cubic"), ("MP-2", "reno"), ("SP-wifi", "cubic")]
     assert any(s.run_id.startswith("s1_MP-2-reno_") for s in specs)
@@ -190,45 +196,58 @@ def test_congestion_controls_repeat_mp_runs_only():
 def test_cs244_buffer_is_in_tcp_rmem_and_scenario_name():
     from capture.kernel import load_profile
     for scale in ("quick", "standard", "paper"):
-        specs = expand(load(CDIR / "cs244.yaml"), base_dir=CDIR, scale=scale)
-        sweep = [s for s in specs if s.scenario.startswith("buf")]
+        specs = expand(load(campaign_file("cs244")), base_dir=pdir("cs244"), scale=scale)
+        sweep = [s for s in specs if s.scenario.startswith("buf") and s.scenario != "buf1000k"]
         assert {s.mode for s in sweep} == {"SP-wifi", "SP-lte", "MP-2"}
         for s in sweep:
             rmem = load_profile(s.sysctl_profile, s.sysctl_params)["sysctl_netns"]["net.ipv4.tcp_rmem"]
             k = int(re.search(r"(\d+)k", s.scenario).group(1))
             assert int(rmem.split()[2]) == k * 1000
+        # CS244's protocol: long-lived iperf flows, the throughput over 10-40 s
+        assert {s.workload for s in sweep} == {"iperf3-down"} and {s.duration_s for s in sweep} == {40}
         ho = [s for s in specs if s.scenario == "handover"]
-        assert len(ho) == (5 if scale == "standard" else 1) and {s.mode for s in ho} == {"MP-2"}
-        assert ho[0].profiles["wifi"]["outages"] and ho[0].profiles["lte"]["outages"]
+        if scale == "standard":
+            assert len(ho) == 5 and {s.mode for s in ho} == {"MP-2"}
+            assert ho[0].profiles["wifi"]["outages"] == [[14, 21]] and not ho[0].profiles["lte"].get("outages")
 
 
 def test_ferlin_scenarios_as_the_notebook_expects():
-    doc = load(CDIR / "ferlin.yaml")
+    doc = load(campaign_file("ferlin"))
     assert set(doc["scenarios"]) == {"3G+WLAN", "2G+WLAN", "2G+3G"}
     for scale in ("quick", "standard", "paper"):
-        specs = expand(doc, base_dir=CDIR, scale=scale)
+        specs = expand(doc, base_dir=pdir("ferlin"), scale=scale)
         assert {s.size_bytes for s in specs} == {32 * 1024 * 1024}
         assert {s.mode for s in specs} >= {"MP-2", "SP-wifi"}
 
 
 def test_deng_and_ditg_matrices():
-    deng = expand(load(CDIR / "deng.yaml"), base_dir=CDIR, scale="quick")
-    assert {s.size_bytes for s in deng} == {10_000, 100_000, 1_000_000}
+    deng = expand(load(campaign_file("deng")), base_dir=pdir("deng"), scale="standard")
+    assert {s.size_bytes for s in deng} == {10_000, 100_000, 1_000_000, 4_000_000}
     assert {s.primary_path for s in deng} == {"wifi", "lte"} and {s.mode for s in deng} >= {"MP-2", "backup"}
-    ditg = expand(load(CDIR / "ditg.yaml"), base_dir=CDIR, scale="paper")
+    # n counts emulated locations (issue 23): at least seven, each with every configuration
+    locations = {s.scenario for s in deng if s.mode == "MP-2"}
+    assert len(locations) >= 7
+    ditg = expand(load(campaign_file("ditg")), base_dir=pdir("ditg"), scale="paper")
     assert {s.workload for s in ditg} == {"ditg-netflix", "ditg-maps", "ditg-docs"}
     rtts = {s.profiles["lte"]["rtt_ms"] for s in ditg if s.mode == "MP-2"}
     assert min(rtts) == 10 and max(rtts) == 400
     losses = {s.profiles["wifi"].get("down", {}).get("loss", 0) for s in ditg}
     assert losses == {0, 0.01, 0.02, 0.04}
     assert {s.profiles["wifi"]["rate_mbit"] for s in ditg} == {100, 10}
+    # standard: tests long enough that the first ON period is < 5 % of the packets
+    # (Netflix's ON/OFF cycle averages 2.36 s, Maps' 1.35 s): >= 20 cycles
+    std = expand(load(campaign_file("ditg")), base_dir=pdir("ditg"), scale="standard")
+    cycle = {"ditg-netflix": 0.3625 + 2.0, "ditg-maps": 0.15 + 1.2}
+    for s in std:
+        if s.workload in cycle:
+            assert cycle[s.workload] / s.duration_s < 0.05, s.run_id
 
 
 def test_cli_validate_prints_both_scales():
-    p = subprocess.run([sys.executable, "-m", "capture", "validate", str(CDIR / "chen.yaml")],
+    p = subprocess.run([sys.executable, "-m", "capture", "validate", str(campaign_file("chen"))],
                        cwd=REPO, capture_output=True, text=True)
     assert p.returncode == 0 and "quick:" in p.stdout and "paper:" in p.stdout
-    p = subprocess.run([sys.executable, "-m", "capture", "run", str(CDIR / "chen.yaml"), "--scale", "paper",
+    p = subprocess.run([sys.executable, "-m", "capture", "run", str(campaign_file("chen")), "--scale", "paper",
                         "--dry-run", "--out", "/nonexistent"], cwd=REPO, capture_output=True, text=True)
     assert p.returncode == 0 and '"scale": "paper"' in p.stdout
 
@@ -257,12 +276,11 @@ def test_reference_loads_into_duckdb_with_runs_of_every_paper(tmp_path):
     db = store.load_table_dirs(dirs, tmp_path / "ref.duckdb")
     con = duckdb.connect(str(db), read_only=True)
     try:
-        for paper, rx in PAPER_CAMPAIGNS.items():
-            n = con.execute("SELECT count(*) FROM runs WHERE regexp_matches(coalesce(campaign, ''), ?)",
-                            [rx]).fetchone()[0]
+        for paper in PAPERS:
+            n = con.execute("SELECT count(*) FROM runs WHERE campaign = ?", [paper]).fetchone()[0]
             assert n > 0, paper
             c = con.execute("SELECT count(*) FROM connections c JOIN runs r USING (run_id) "
-                            "WHERE regexp_matches(coalesce(r.campaign, ''), ?)", [rx]).fetchone()[0]
+                            "WHERE r.campaign = ?", [paper]).fetchone()[0]
             assert c > 0, paper
         assert con.execute("SELECT count(*) FROM app_latency").fetchone()[0] > 0      # D-ITG
         assert con.execute("SELECT count(*) FROM ofo_samples").fetchone()[0] > 0

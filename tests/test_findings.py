@@ -1,21 +1,24 @@
-"""The claims (findings/claims/*.py) and the findings table (rule `findings`).
+"""The findings: every statement of each paper's claim inventory becomes one row, with
+the paper's number and the band the inventory's reading rules give it, our value with a
+95 % interval, a magnitude and a direction verdict (issue 23).
 
-* Claims are data: the paper's words (checked against the paper's text when the seeds
-  are at hand), place, band, comparator; a band other than the paper's carries a
-  written reason; tolerance texts are generated from the comparators.
-* Verdicts follow from the 95 % bootstrap CI against the band, on databases written by
-  hand where the CI is known to lie inside, outside or across the band; fewer than
-  three runs in a compared group, missing runs or a set-up that cannot produce the
-  quantity give "no data" / "not reproducible here" with the reason.
-* Claims that need coupled congestion control compute as soon as lia/olia runs exist.
-* On the synthetic database (every campaign's configurations, 5 runs each) every claim
-  computes; on the workflow's findings.csv every computed row has n ≥ 3, its CI, and a
-  verdict that follows from the CI.
+* The inventory: at least 50 headline statements across the five papers, the paper's
+  own words (checked against its text when the seeds are at hand), each a claim we
+  compute or "not reproducible here" with the reason; each is exactly one row.
+* The reading rules: one band per phrase ("about X", "up to X", ...) for every paper,
+  always containing the paper's number.
+* The verdict rules, on estimates chosen by the test: magnitude (agree / disagree /
+  inconclusive / underpowered), direction, equivalence, the multiple-group rule, not
+  comparable when a lab check fails, no data below five runs.
+* On the synthetic database (every paper's standard-scale grid, 5 runs each) every
+  computed row has n ≥ 5 in every group and the columns the issue asks for; the CLI
+  and the workflow write the tables.
 """
 from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 import shutil
@@ -23,247 +26,294 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import polars as pl
 import pytest
 
-from findings import CHECKS, CLAIMS, COLUMNS, PAPERS, VERDICTS, findings
-from findings.claim import (AGREE, DISAGREE, INCONCLUSIVE, NO_DATA, NOT_REPRODUCIBLE, Above, Below, Between,
-                            NoSignificantDifference, Point)
-from findings.claims import ALL
-from findings.evaluate import write_csv
-from findings.stats import MIN_RUNS, RESAMPLES, bootstrap, median
-from labdb import Lab
-from pipeline.schema import ddl
+from findings import COLUMNS, GROUP_COLUMNS, findings
+from findings.claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
+                            NOT_REPRODUCIBLE, UNDERPOWERED, VERDICTS, Claim, Direction, direction, magnitude)
+from findings.evaluate import evaluate_claim, write_csv
+from findings.inventory import RELATIVE_TOLERANCE, Entry, band_of
+from findings.measure import Group, Measure
+from findings.registry import all_claims, entries
+from findings.stats import MIN_RUNS, Estimate, mean, mean_ratio
+from papers import PAPERS
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "data" / "reference"
-MIN_ROWS = {"chen": 9, "cs244": 3, "deng": 5, "ditg": 5, "ferlin": 4}  # issue 11, item 5
-SEEDS = Path(os.environ.get("MPTCP_LAB_SEEDS", "/work/shared/seeds"))
-SEED_FILES = {"chen": "chen-imc2013-mptcp-wireless.txt", "cs244": "cs244-mptcp-wireless-reproduction.txt",
-              "deng": "deng-imc2014-wifi-lte-or-both.txt", "ditg": "mptcp-cloud-latency-ditg.txt",
-              "ferlin": "ferlin-drepas-heterogeneous.txt"}
-BY_ID = {c.id: c for c in ALL}
+SEEDS = Path(os.environ.get("MPTCP_LAB_SEEDS", ROOT.parent / "shared" / "seeds"))
+COMPUTED = (AGREE, DISAGREE, INCONCLUSIVE, UNDERPOWERED, DIRECTION_ONLY, NOT_COMPARABLE)
 
 
 def by_id(t: pl.DataFrame) -> dict[str, dict]:
     return {r["id"]: r for r in t.iter_rows(named=True)}
 
 
-# ------------------------------------------------------------------ claims as data
+# ------------------------------------------------------------------ the inventory
 
-def test_claims_are_data():
-    ids = [c.id for c in ALL]
+def test_inventory_has_every_headline_statement():
+    es = [e for p in PAPERS for e in entries(p)]
+    assert len(es) >= 50
+    ids = [e.id for e in es]
     assert len(ids) == len(set(ids))
-    for c in ALL:
-        assert c.paper in PAPERS and c.kind in ("finding", "lab-check"), c.id
-        assert c.quote and c.source and c.paper_value and c.unit is not None and c.config, c.id
-        assert bool(c.not_reproducible) != bool(c.measure), f"{c.id}: a computation or a reason it cannot be made"
-        if c.band is not None and c.band != c.paper_band:
-            assert len(c.band_reason) > 30, f"{c.id}: a band other than the paper's needs a written reason"
-        if c.measure is not None and c.kind == "finding":
-            assert c.mismatch, f"{c.id}: say what our set-up cannot match"
-    assert all(c.kind == "finding" for c in CLAIMS) and all(c.kind == "lab-check" for c in CHECKS)
+    for p in PAPERS:
+        mine = entries(p)
+        assert sum(e.reproducible for e in mine) >= 5, f"{p}: at least five statements we compute"
+        for e in mine:
+            assert e.id.startswith(p + "-") and e.quote and e.where and e.says, e.id
+            assert e.reproducible or len(e.reason) > 30, f"{e.id}: 'not reproducible' needs its reason"
 
 
-def test_every_paper_has_its_headline_claims():
-    counts = {p: sum(c.paper == p for c in CLAIMS) for p in PAPERS}
-    assert all(counts[p] >= n for p, n in MIN_ROWS.items()), counts
+def test_every_inventory_entry_is_one_row():
+    claims = all_claims()
+    rows = [c for c in claims if c.kind == "finding"]
+    assert [c.id for c in rows] == [e.id for p in PAPERS for e in entries(p)]
+    for c in rows:
+        assert bool(c.measure) == c.entry.reproducible, c.id
+        if c.measure:
+            assert c.statistic and c.config, f"{c.id}: say what we compute and how we ran it"
+        if c.equivalence and c.entry.reproducible:
+            assert c.margin is not None and len(c.margin_reason) > 30, f"{c.id}: an equivalence margin and its reason"
+    check_ids = {c.id for c in claims if c.kind == "lab-check"}
+    for c in rows:
+        assert set(c.checks) <= check_ids, f"{c.id}: unknown lab check {set(c.checks) - check_ids}"
+
+
+def test_bands_contain_the_papers_number():
+    for c in all_claims():
+        b, v = c.band, c.entry.paper_value
+        if b is not None and v is not None:
+            assert b.low <= v <= b.high, c.id
+        if c.entry.phrase not in ("ordering", "no-difference"):
+            assert v is not None and b is not None and b.rule, f"{c.id}: a number and its band"
+        Direction.parse(c.entry.direction)  # a comparison, or none
+
+
+def _norm(t: str) -> str:
+    t = t.replace("ﬁ", "fi").replace("ﬂ", "fl").replace("“", '"').replace("”", '"').replace("’", "'").replace("‘", "'")
+    return re.sub(r"[\s*\-–—]+", "", t).lower()
 
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the papers' texts are not here ({SEEDS}; set MPTCP_LAB_SEEDS)")
-def test_quotes_are_the_papers_words():
-    def norm(t: str) -> str:
-        t = t.replace("ﬁ", "fi").replace("ﬂ", "fl").replace("“", '"').replace("”", '"').replace("’", "'")
-        return re.sub(r"[\s*\-]+", "", t).lower()
-    for c in ALL:
-        text = norm((SEEDS / SEED_FILES[c.paper]).read_text())
-        for frag in re.split(r"\.\.\.|\[[^\]]*\]", c.quote):
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_quotes_are_the_papers_words(paper):
+    text = _norm((SEEDS / PAPERS[paper].seed_file).read_text())
+    for e in entries(paper):
+        for frag in re.split(r"\.\.\.|…|\[[^\]]*\]", e.quote):
             frag = frag.strip(" .")
             if len(frag) > 12:
-                assert norm(frag) in text, f"{c.id}: not the paper's words: {frag!r}"
+                assert _norm(frag) in text, f"{e.id}: not the paper's words: {frag!r}"
 
 
-def test_tolerance_text_comes_from_the_comparator():
-    assert Above(40).text("%") == "> 40 %" and Above(50, inclusive=True).text("%") == "≥ 50 %"
-    assert Below(0.5, inclusive=True).text("Mbit/s") == "≤ 0.5 Mbit/s"
-    assert Between(20, 30).text("%") == "between 20 and 30 %"
-    assert Between.mean_se(140.9, 1.1).lo == pytest.approx(140.9 - 1.96 * 1.1)
-    for c in CLAIMS:
-        if c.not_reproducible:
-            continue
-        assert c.verdict_band.text(c.unit) in c.tolerance, c.id
-        if c.band is not None and c.band != c.paper_band:
-            assert c.band_reason in c.tolerance and c.paper_band.text(c.unit) in c.tolerance, c.id
+# ------------------------------------------------------------------ the reading rules
+
+def entry(phrase, value=None, low=None, high=None, se=None, precision=None, no_effect=0.0, direction="none",
+          status="claim", unit="%") -> Entry:
+    return Entry(paper="t", id="t-x", where="§1", quote="q", says="s", phrase=phrase, value=value, low=low,
+                 high=high, se=se, precision=precision, unit=unit, no_effect=no_effect, direction=direction,
+                 statistic="", protocol="", status=status, reason="", needs="", notes="")
 
 
-@pytest.mark.parametrize("band, lo, hi, verdict", [
-    (Above(40), 41, 60, AGREE), (Above(40), 20, 40, DISAGREE), (Above(40), 30, 50, INCONCLUSIVE),
-    (Above(50, inclusive=True), 50, 55, AGREE), (Below(1.0), 0.5, 0.99, AGREE), (Below(1.0), 1.0, 2.0, DISAGREE),
-    (Below(0.5, inclusive=True), 0.4, 0.5, AGREE), (Between(20, 30), 21, 29, AGREE),
-    (Between(20, 30), 5, 19, DISAGREE), (Between(20, 30), 25, 35, INCONCLUSIVE),
-    (Point(60), 50, 70, INCONCLUSIVE), (Point(60), 10, 20, DISAGREE),
-    (NoSignificantDifference(), -3, 4, AGREE), (NoSignificantDifference(), 2, 9, DISAGREE),
+@pytest.mark.parametrize("phrase, kw, low, high", [
+    ("exact", dict(value=50), 40, 60), ("about", dict(value=50), 40, 60),  # one reading for "about" and a number
+    ("about", dict(value=1.0, no_effect=1.0), 0.8, 1.2),  # "about the same": ± 20 % of the number itself
+    ("up-to", dict(value=30), 0, 36), ("up-to", dict(value=-25), -30, 0),  # "up to": the same for either sign
+    ("more-than", dict(value=40), 40, math.inf), ("less-than", dict(value=0.5), -math.inf, 0.5),
+    ("range", dict(low=20, high=30), 20, 30), ("mean-se", dict(value=140.9, se=1.1), 140.9 - 2.156, 140.9 + 2.156),
+    ("ci", dict(value=5, low=3, high=8), 3, 8), ("about", dict(value=2.0, precision=0.25, no_effect=None), 1.75, 2.25),
 ])
-def test_verdict_from_the_interval(band, lo, hi, verdict):
-    assert band.verdict(lo, hi) == verdict
+def test_reading_rules(phrase, kw, low, high):
+    b = band_of(entry(phrase, **kw))
+    assert (b.low, b.high) == pytest.approx((low, high))
+    assert RELATIVE_TOLERANCE == 0.2
 
 
-def test_bootstrap_is_seeded_and_covers_the_statistic():
-    rng = np.random.default_rng(1)
-    x = rng.normal(10, 2, size=30)
-    a = bootstrap({"x": x}, lambda s: median(s["x"]), seed=7)
-    b = bootstrap({"x": x}, lambda s: median(s["x"]), seed=7)
-    assert a == b and a.lo < np.median(x) < a.hi and a.n == 30 and a.value == pytest.approx(np.median(x))
-    const = bootstrap({"x": np.full(5, 3.0)}, lambda s: median(s["x"]), seed=1)
-    assert (const.value, const.lo, const.hi) == (3.0, 3.0, 3.0)
-    assert RESAMPLES >= 2000 and MIN_RUNS == 3
+def test_ordering_and_no_difference_have_no_number():
+    assert band_of(entry("ordering", direction="< 1")) is None and band_of(entry("no-difference")) is None
+    c = Claim(entry=entry("no-difference"), margin=5.0, margin_reason="r")
+    assert (c.band.low, c.band.high) == (-5.0, 5.0) and c.effect == 10.0
 
 
-# ------------------------------------------------------------------ verdicts on hand-built databases
+# ------------------------------------------------------------------ the verdict rules
 
-def _shares(lab: Lab, shares, stalled=None):
-    for s in shares:
-        lab.run("chen", "att", "MP-2", 4_000_000, paths={"wifi": (20.0, 0.017, 20.0), "lte": (60.0, 0.0, 8.0)},
-                download_s=3.0, bytes_={"wifi": 1000 - 10 * s, "lte": 10 * s}, stalled=stalled)
-
-
-@pytest.mark.parametrize("shares, verdict", [((60, 62, 64), AGREE), ((30, 32, 34), DISAGREE),
-                                             ((40, 50, 70), INCONCLUSIVE)])
-def test_verdict_follows_the_ci(tmp_path, shares, verdict):
-    lab = Lab()
-    _shares(lab, shares)
-    _shares(lab, [1, 1, 1, 1], stalled=True)  # stalled runs are left out (and said so)
-    r = by_id(findings(lab.write(tmp_path / "l.duckdb"), paper="chen"))["chen-cell-share-4mb"]
-    assert r["verdict"] == verdict and r["n_runs"] == 3 and r["group"] == "MP-2 att 4 MB"
-    assert r["our_value"] == pytest.approx(float(np.median(shares)))
-    assert r["ci_low"] <= r["our_value"] <= r["ci_high"]
-    assert BY_ID["chen-cell-share-4mb"].verdict_band.verdict(r["ci_low"], r["ci_high"]) == verdict
-    assert "4 stalled run(s) left out" in r["detail"]
-    assert (r["reason"] == "") == (verdict == AGREE)
+def est(value, lo, hi, lo_adj=None, hi_adj=None, n=5, lo_eq=None, hi_eq=None) -> Estimate:
+    return Estimate(value, lo, hi, n, lo if lo_adj is None else lo_adj, hi if hi_adj is None else hi_adj,
+                    lo if lo_eq is None else lo_eq, hi if hi_eq is None else hi_eq)
 
 
-def test_too_few_runs_is_no_data_with_the_reason(tmp_path):
-    lab = Lab()
-    _shares(lab, (60, 62))
-    r = by_id(findings(lab.write(tmp_path / "l.duckdb"), paper="chen"))["chen-cell-share-4mb"]
-    assert r["verdict"] == NO_DATA and r["our_value"] is None and r["ci_low"] is None
-    assert "too few runs" in r["reason"] and "n = 2" in r["reason"]
+EXACT_50 = Claim(entry=entry("exact", value=50, direction="> 0"))  # band [40, 60], effect 50
 
 
-def test_coupled_claims_compute_once_lia_and_olia_runs_exist(tmp_path):
-    lab = Lab()
-    paths = {"wifi": (20.0, 0.017, 20.0), "lte": (60.0, 0.0, 8.0)}
-    for t in (10.0, 10.4, 10.2):
-        lab.run("chen", "att", "MP-2", 8_000_000, cc="reno", paths=paths, download_s=t)
-    db = lab.write(tmp_path / "reno.duckdb")
-    r = by_id(findings(db, paper="chen"))["chen-olia-vs-coupled"]
-    assert r["verdict"] == NO_DATA and "lia" in r["reason"] and "olia" in r["reason"]
-    for lia, olia in ((10.0, 9.0), (10.4, 9.5), (10.2, 9.2)):
-        lab.run("chen", "att", "MP-2", 8_000_000, cc="lia", paths=paths, download_s=lia)
-        lab.run("chen", "att", "MP-2", 8_000_000, cc="olia", paths=paths, download_s=olia)
-    rows = by_id(findings(lab.write(tmp_path / "coupled.duckdb"), paper="chen"))
-    r = rows["chen-olia-vs-coupled"]
-    assert r["verdict"] == AGREE and r["our_value"] == pytest.approx(100 * (1 - 9.2 / 10.2))
-    assert "lia" in rows["chen-cc-small-flows"]["reason"]  # no small lia runs yet
+@pytest.mark.parametrize("groups, verdict", [
+    ([est(50, 45, 55)], AGREE), ([est(80, 70, 90)], DISAGREE), ([est(55, 50, 65)], INCONCLUSIVE),
+    ([est(50, -20, 90)], UNDERPOWERED),  # wider than the paper's effect (50)
+    # several groups: every one inside to agree; one outside at the Bonferroni level to disagree
+    ([est(50, 45, 55), est(52, 41, 59)], AGREE), ([est(50, 45, 55), est(55, 50, 65)], INCONCLUSIVE),
+    ([est(50, 45, 55), est(70, 62, 80, lo_adj=58, hi_adj=85)], INCONCLUSIVE),
+    ([est(50, 45, 55), est(75, 66, 80, lo_adj=61, hi_adj=85)], DISAGREE),
+])
+def test_magnitude(groups, verdict):
+    assert magnitude(EXACT_50, [(f"g{i}", e) for i, e in enumerate(groups)])[0] == verdict
 
 
-def test_not_reproducible_rows_say_why(tmp_path):
-    t = by_id(findings(Lab().write(tmp_path / "e.duckdb")))
-    for cid in ("chen-simultaneous-syn", "deng-lte-beats-wifi", "deng-backup-energy", "ferlin-mptcp-vs-drepas"):
-        assert t[cid]["verdict"] == NOT_REPRODUCIBLE and len(t[cid]["reason"]) > 40
+@pytest.mark.parametrize("groups, verdict", [
+    ([est(5, 1, 9)], AGREE), ([est(-5, -9, -1)], DISAGREE), ([est(1, -1, 3)], INCONCLUSIVE),
+    ([est(5, 1, 9), est(2, 0.5, 4)], AGREE), ([est(5, 1, 9), est(-4, -8, -0.5, lo_adj=-9, hi_adj=0.5)], INCONCLUSIVE),
+])
+def test_direction(groups, verdict):
+    assert direction(EXACT_50, [(f"g{i}", e) for i, e in enumerate(groups)])[0] == verdict
+    assert direction(Claim(entry=entry("exact", value=1)), [("g", est(1, 0, 2))])[0] == NO_DIRECTION
+    assert magnitude(Claim(entry=entry("ordering", direction="< 1")), [("g", est(1, 0, 2))])[0] == DIRECTION_ONLY
 
 
-def test_missing_runs_or_tables_give_no_data_not_a_crash(tmp_path):
-    t = findings(Lab().write(tmp_path / "empty.duckdb"))
-    assert set(t["verdict"]) == {NO_DATA, NOT_REPRODUCIBLE}
-    assert t["our_value"].null_count() == t.height and all(t["reason"].str.len_chars() > 10)
-    other = tmp_path / "other.duckdb"
-    con = duckdb.connect(str(other))
-    con.execute(ddl("runs"))
-    con.close()
-    t = findings(other)
-    assert all("cannot be read as a lab database" in r for r in t.filter(pl.col("verdict") == NO_DATA)["reason"])
+def test_equivalence_uses_the_90_percent_interval_and_the_margin():
+    c = Claim(entry=entry("no-difference"), margin=5.0, margin_reason="r")
+    assert magnitude(c, [("g", est(1, -6, 7, lo_eq=-4, hi_eq=4.5))])[0] == AGREE  # TOST: 90 % inside ± 5
+    assert magnitude(c, [("g", est(12, 7, 18))])[0] == DISAGREE
+    assert magnitude(c, [("g", est(3, -2, 8, lo_eq=-1, hi_eq=7))])[0] == INCONCLUSIVE
+    assert magnitude(c, [("g", est(3, -20, 25, lo_eq=-15, hi_eq=20))])[0] == UNDERPOWERED  # wider than 2 × margin
+    # "the CI contains 0" is not agreement (the old rule): [-2.4, +271] is underpowered
+    assert magnitude(c, [("g", est(18.7, -2.4, 271, lo_eq=0, hi_eq=200))])[0] == UNDERPOWERED
 
 
-# ------------------------------------------------------------------ every claim on the synthetic database
+def _measure(values: dict[str, list[float]], stat=None):
+    return lambda f: Measure([Group("g", {k: np.asarray(v) for k, v in values.items()})], stat or mean("x"))
+
+
+def test_a_failing_lab_check_makes_a_row_not_comparable():
+    c = Claim(entry=entry("exact", value=50), measure=_measure({"x": [49, 50, 51, 50, 52]}), checks=("lab-a",),
+              statistic="s", config="c")
+    ok = {"lab-a": {"magnitude_verdict": AGREE, "reason": ""}}
+    bad = {"lab-a": {"magnitude_verdict": INCONCLUSIVE, "reason": "ours 185 ms"}}
+    assert evaluate_claim(c, object(), ok)[0]["magnitude_verdict"] == AGREE
+    row, groups = evaluate_claim(c, object(), bad)
+    assert row["magnitude_verdict"] == row["direction_verdict"] == NOT_COMPARABLE
+    assert "lab-a" in row["reason"] and row["our_value"] == pytest.approx(50.4) and len(groups) == 1
+
+
+def test_fewer_than_five_runs_is_no_data():
+    assert MIN_RUNS == 5
+    c = Claim(entry=entry("exact", value=1, no_effect=None), statistic="s", config="c",
+              measure=_measure({"a": [1, 1.1, 0.9, 1.0, 1.2], "b": [2, 2.1, 1.9, 2.0]}, mean_ratio("a", "b")))
+    row, _ = evaluate_claim(c, object(), {})
+    assert row["magnitude_verdict"] == NO_DATA and "n = 4" in row["reason"] and row["our_value"] is None
+
+
+def test_not_reproducible_rows_say_why():
+    for c in all_claims():
+        if c.not_reproducible:
+            row, _ = evaluate_claim(c, None)
+            assert row["magnitude_verdict"] == NOT_REPRODUCIBLE and len(row["reason"]) > 30
+
+
+# ------------------------------------------------------------------ every paper on the synthetic database
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
     from labfig.synthetic import build
-    return build(tmp_path_factory.mktemp("syn") / "syn.duckdb", reps=5)
+    return build(tmp_path_factory.mktemp("syn") / "syn.duckdb", reps=MIN_RUNS)
 
 
-def check_rows(rows: list[dict] | pl.DataFrame) -> None:
-    """Every computed row: n ≥ 3, its CI around the value, a verdict that follows from the
-    CI against the claim's band; every row without a number says why."""
-    rows = rows.iter_rows(named=True) if isinstance(rows, pl.DataFrame) else rows
+def check_rows(rows: list[dict]) -> None:
     for r in rows:
-        val = lambda k: None if r[k] in (None, "") else float(r[k])  # noqa: E731
-        assert r["verdict"] in VERDICTS, r
-        if val("our_value") is None:
-            assert r["verdict"] in (NO_DATA, NOT_REPRODUCIBLE) and r["reason"], r
-            continue
-        assert int(r["n_runs"]) >= MIN_RUNS, r
-        assert val("ci_low") <= val("our_value") + 1e-9 and val("our_value") <= val("ci_high") + 1e-9, r
-        assert BY_ID[r["id"]].verdict_band.verdict(val("ci_low"), val("ci_high")) == r["verdict"], r
-        if r["verdict"] != AGREE:
-            assert r["reason"], r
+        assert r["magnitude_verdict"] in VERDICTS and r["direction_verdict"] in VERDICTS, r["id"]
+        lo, hi, v = (float(r[k]) if r[k] not in (None, "") else None for k in ("band_low", "band_high", "paper_value"))
+        if v is not None and lo is not None:
+            assert lo <= v <= hi, r["id"]
+        if r["magnitude_verdict"] in COMPUTED:
+            ours, cl, ch = (float(r[k]) for k in ("our_value", "ci_low", "ci_high"))
+            assert cl <= ours <= ch and int(r["n"]) >= MIN_RUNS, r["id"]
+        if r["magnitude_verdict"] not in (AGREE, DIRECTION_ONLY) or r["direction_verdict"] == DISAGREE:
+            assert r["reason"], r["id"]
 
 
 def test_every_claim_computes_on_the_synthetic_database(synthetic):
-    t = findings(synthetic)
-    check_rows(t)
-    missing = t.filter(pl.col("our_value").is_null() & (pl.col("verdict") != NOT_REPRODUCIBLE))
-    assert missing.is_empty(), missing.select("id", "reason").rows()
-    assert t.filter(pl.col("verdict") == NOT_REPRODUCIBLE).height == 4
-    check_rows(findings(synthetic, kind="lab-check"))
+    t, checks, groups = findings(synthetic)
+    rows = t.to_dicts()
+    check_rows(rows)
+    missing = [r["id"] for r in rows if r["magnitude_verdict"] == NO_DATA]
+    assert not missing, f"claims without data on every paper's standard grid: {missing}"
+    assert (groups["n"] >= MIN_RUNS).all()
+    assert set(groups["id"]) == {r["id"] for r in rows if r["our_value"] is not None} | set(checks["id"])
+    # the statistics in use are the kinds whose coverage tests/test_interval_coverage.py checks
+    from findings.measure import Facts
+    from findings.evaluate import load_facts
+    facts, _ = load_facts(synthetic)
+    assert isinstance(facts, Facts)
+    kinds = {c.measure(facts).statistic.kind for c in all_claims() if c.measure is not None}
+    assert kinds <= {"mean", "mean_diff", "mean_ratio", "pooled", "boot"}
 
 
 def test_csv_and_cli(tmp_path, synthetic):
-    out, checks, md = tmp_path / "findings.csv", tmp_path / "checks.csv", tmp_path / "f.md"
-    r = subprocess.run([sys.executable, "-m", "findings", "--db", str(synthetic), "--out", str(out),
-                        "--checks", str(checks), "--markdown", str(md)], capture_output=True, text=True, timeout=300)
+    out, checks, groups = tmp_path / "f.csv", tmp_path / "c.csv", tmp_path / "g.csv"
+    r = subprocess.run([sys.executable, "-m", "findings", "--db", str(synthetic), "--out", str(out), "--checks",
+                        str(checks), "--groups", str(groups)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(out.open()))
-    assert list(rows[0]) == COLUMNS and [x["id"] for x in rows] == [c.id for c in CLAIMS]
+    assert list(rows[0]) == COLUMNS and len(rows) == sum(len(entries(p)) for p in PAPERS)
+    assert list(next(csv.DictReader(groups.open()))) == GROUP_COLUMNS
     check_rows(rows)
-    assert [x["id"] for x in csv.DictReader(checks.open())] == [c.id for c in CHECKS]
-    assert md.read_text().count("\n| ") >= len(CLAIMS)
-    bad = subprocess.run([sys.executable, "-m", "findings", "--db", str(tmp_path / "nope.duckdb"), "--out",
-                          str(tmp_path / "x.csv")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "nope.duckdb" in bad.stderr and not (tmp_path / "x.csv").exists()
+    write_csv(pl.DataFrame({"a": [1]}), tmp_path / "x.csv")
+    assert not list(tmp_path.glob(".*.tmp"))
 
 
-# ------------------------------------------------------------------ the workflow's CSV and the reference data
+def test_an_unreadable_database_gives_no_data_not_a_crash(tmp_path):
+    import duckdb
+    from pipeline.schema import ddl
+    other = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute(ddl("runs"))
+    con.close()
+    t, _, _ = findings(other)
+    assert set(t["magnitude_verdict"]) <= {NO_DATA, NOT_REPRODUCIBLE}
+    assert all("cannot be read as a lab database" in r for r in t.filter(pl.col("magnitude_verdict") == NO_DATA)["reason"])
+
+
+def test_workflow_writes_findings_checks_and_groups(tmp_path):
+    res = tmp_path / "results"
+    r = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "findings", "--config", "capture=false",
+                        f"results_dir={res}"], cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-4000:]
+    rows = list(csv.DictReader((res / "findings.csv").open()))
+    assert list(rows[0]) == COLUMNS
+    check_rows(rows)
+    check_rows(list(csv.DictReader((res / "lab-checks.csv").open())))
+    assert (res / "findings-groups.csv").is_file()
+
+
+# ------------------------------------------------------------------ the reference data
+
+REFERENCE = ROOT / "data" / "reference"
+
 
 def reference_dirs() -> list[Path]:
     return sorted({p.parent for p in REFERENCE.rglob("runs.parquet")}) if REFERENCE.is_dir() else []
 
 
-def test_workflow_writes_findings_and_checks(tmp_path):
-    res = tmp_path / "results"
-    r = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "findings", "--config", "capture=false",
-                        f"results_dir={res}"], cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr[-4000:]
-    rows = list(csv.DictReader((res / "findings.csv").open()))
-    assert list(rows[0]) == COLUMNS and len(rows) == len(CLAIMS)
-    check_rows(rows)
-    check_rows(list(csv.DictReader((res / "lab-checks.csv").open())))
-    if reference_dirs():  # not capturing: the reference tables are in the database
-        assert {x["paper"] for x in rows if x["verdict"] != NOT_REPRODUCIBLE} == set(PAPERS)
-
-
-@pytest.mark.skipif(not reference_dirs(), reason="data/reference/ has no reference tables")
-def test_reference_findings(tmp_path):
-    db = tmp_path / "reference.duckdb"
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    if not reference_dirs():
+        pytest.skip("data/reference/ has no reference tables")
+    db = tmp_path_factory.mktemp("ref") / "reference.duckdb"
     r = subprocess.run([sys.executable, "-m", "pipeline", "load", *map(str, reference_dirs()), "--db", str(db)],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
-    t = findings(db)
-    write_csv(t, tmp_path / "findings.csv")
-    check_rows(list(csv.DictReader((tmp_path / "findings.csv").open())))
+    return findings(db)
+
+
+def test_reference_findings(reference):
+    t, checks, groups = reference
+    check_rows(t.to_dicts())
+    computed = t.filter(pl.col("our_value").is_not_null())
+    assert (computed["n"] >= MIN_RUNS).all() and (groups["n"] >= MIN_RUNS).all()
+
+
+def test_readme_counts_are_the_references(reference):
+    """The README's table of verdict counts per paper is what data/reference gives."""
+    from findings.evaluate import counts_table
+    t, _, _ = reference
+    readme = (ROOT / "README.md").read_text()
+    assert counts_table(t) in readme, "README.md: update the verdict counts (python -m findings --markdown)"
 
 
 # ------------------------------------------------------------------ a fresh capture, end to end
@@ -285,32 +335,29 @@ def capture_blockers() -> list[str]:
     return why
 
 
-# Chen's AT&T scenario (capture/campaigns/profiles.yaml chen-*), written out so this test
-# does not depend on the campaign files: MP-2 with reno at 4 MB; about 30 s of captures.
-# Like the real findings campaign it names its paper, so a run the host stalls (a frame
-# more than 5 ms late) is repeated up to twice; the findings leave out a run still
-# stalled after that. Under host load that happened (2 of 3 runs left out: "no data"),
-# so there is one spare repetition: a verdict needs three usable runs.
-MINI_REPETITIONS, VERDICT_RUNS = 4, 3
-MINI = """
+# Chen's AT&T scenario written out (papers/chen/profiles.yaml), MP-2 with lia at 4 MB and
+# the single paths, one spare repetition for a run the host stalls.
+MINI_REPETITIONS = MIN_RUNS + 1
+MINI = f"""
 name: chen-findings-mini
 paper: "Chen et al., IMC 2013 (the findings test's small campaign)"
 seed: 5
 sysctl_profile: chen2013
-congestion_control: reno
+congestion_control: cubic
+congestion_controls: [lia]
 timeout_s: 120
 scenarios:
   att:
-    wifi: {rate_mbit: 20, rtt_ms: 20, queue_bytes: 75000, down: {loss: 0.017}}
-    lte: {rate_mbit: 8, rtt_ms: 60, queue_bytes: 180000}
+    wifi: {{rate_mbit: 20, rtt_ms: 20, queue_bytes: 75000, down: {{loss: 0.017}}}}
+    lte: {{rate_mbit: 8, rtt_ms: 60, queue_bytes: 100000}}
 modes: [MP-2]
 sizes: [4MB]
-repetitions: 4
+repetitions: {MINI_REPETITIONS}
 """
 
 
 @pytest.mark.skipif(bool(capture_blockers()), reason="fresh capture not possible here: " + "; ".join(capture_blockers()))
-def test_fresh_capture_gives_a_verdict_with_a_ci(tmp_path):
+def test_fresh_capture_gives_a_verdict_with_an_interval(tmp_path):
     yml = tmp_path / "chen-findings-mini.yaml"
     yml.write_text(MINI)
     raw = tmp_path / "raw"
@@ -320,55 +367,14 @@ def test_fresh_capture_gives_a_verdict_with_a_ci(tmp_path):
     runs = sorted(p.parent for p in raw.rglob("meta.json"))
     assert len(runs) == MINI_REPETITIONS
     status = json.loads((raw / "chen-findings-mini" / "campaign-status.json").read_text())
-    stalled = status["stalled"]  # still stalled after the repeats: the findings leave them out
+    assert status["seed"] == 5 and all(json.loads((d / "meta.json").read_text())["campaign_seed"] == 5 for d in runs)
     db = tmp_path / "fresh.duckdb"
     r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", *map(str, runs), "--db", str(db)],
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
-    row = by_id(findings(db, paper="chen"))["chen-cell-share-4mb"]
+    row = by_id(findings(db, paper="chen")[0])["chen-cell-share-4mb"]
     print(row, status)
-    assert row["n_runs"] == MINI_REPETITIONS - len(stalled)
-    if row["n_runs"] < VERDICT_RUNS:
-        pytest.skip(f"the host stalled the link emulator in {len(stalled)} of {MINI_REPETITIONS} runs even after "
-                    f"{len(status['repeated'])} repeat(s) (worst ms late: {stalled}): too few usable runs for a verdict")
-    assert row["verdict"] in (AGREE, DISAGREE, INCONCLUSIVE)
+    if len(status["stalled"]) > MINI_REPETITIONS - MIN_RUNS:
+        pytest.skip(f"the host stalled the link emulator in {len(status['stalled'])} runs: too few for a verdict")
+    assert row["n"] >= MIN_RUNS and row["magnitude_verdict"] in COMPUTED
     check_rows([row])
-
-
-# ------------------------------------------------------------------ the standard scale covers every claim
-
-def test_standard_scale_gives_every_claim_five_runs(tmp_path):
-    """Runs shaped like the standard-scale matrices of the five campaigns (their configurations
-    from the campaign files, metric values made up): every claim that needs no coupled
-    congestion control gets ≥ 5 runs in every compared group."""
-    from capture.emulator import direction
-    from capture.spec import expand, load
-
-    lab = Lab()
-    for name in PAPERS:
-        f = ROOT / "capture" / "campaigns" / f"{name}.yaml"
-        for s in expand(load(f, "standard"), base_dir=f.parent, scale="standard"):
-            paths, outages = {}, {}
-            for p in s.paths:
-                d, u = direction(s.profiles[p], "down"), direction(s.profiles[p], "up")
-                loss = d.get("loss", 0)
-                paths[p] = (float(d.get("delay_ms", 0)) + float(u.get("delay_ms", 0)),
-                            float(loss if not isinstance(loss, dict) else loss.get("p", 0)), d.get("rate_mbit"))
-                if d.get("outages"):
-                    outages[p] = d["outages"]
-            dt = 40.0 if outages else 2.0
-            n = 60
-            ofo_times = [(s.paths[k % len(s.paths)], 1000.0 + dt * k / n) for k in range(n)] if s.mptcp else None
-            lab.run(name, s.scenario, s.mode, s.size_bytes, primary=s.primary, cc=s.congestion_control,
-                    workload=s.workload, rep=s.repetition, paths=paths, download_s=dt,
-                    bytes_={p: 1000 * (i + 1) for i, p in enumerate(s.paths)}, outages=outages,
-                    buffer=(s.sysctl_params or {}).get("buffer"),
-                    rtt={p: [50.0] * 25 for p in s.paths}, rtt_times={p: [1000.0 + k for k in range(25)]
-                                                                      for p in s.paths},
-                    ofo=[0.0, 10.0, 200.0] * (n // 3) if s.mptcp else None, ofo_times=ofo_times,
-                    latency=[10.0, 20.0] if s.workload.startswith("ditg") else None)
-    t = findings(lab.write(tmp_path / "standard.duckdb"))
-    for r in t.iter_rows(named=True):
-        if r["verdict"] == NOT_REPRODUCIBLE or "lia" in (r["reason"] or ""):
-            continue
-        assert r["our_value"] is not None and r["n_runs"] >= 5, (r["id"], r["n_runs"], r["reason"], r["detail"])

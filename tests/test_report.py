@@ -60,6 +60,11 @@ def test_report_links_every_notebook_and_figure(report):
     for nb in ("chen", "cs244", "deng", "ditg", "ferlin"):
         assert f"notebooks/{nb}.html" in index
         assert (report / "report/notebooks" / f"{nb}.html").exists()
+    # issue 23: per row the paper's number and band, ours, both verdicts; counts per paper;
+    # and what the findings rest on (campaigns, scales, seeds)
+    for text in ("What the findings rest on", "<th>magnitude</th>", "<th>direction</th>", "<th>band</th>",
+                 "direction agrees", "standard"):
+        assert text in index, text
     links = re.findall(r'(?:href|src)="([^"#]+)"', index)
     assert len(links) > 40
     for link in links:

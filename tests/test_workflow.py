@@ -136,9 +136,9 @@ def expected_runs(scale: str = "quick") -> set[tuple[str, str]]:
     from capture.spec import expand, load
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     out = set()
+    from papers import PAPERS
     for name in cfg["campaigns"]:
-        f = next(p for p in (ROOT / cfg["campaign_dir"] / f"{name}.{scale}.yaml",
-                             ROOT / cfg["campaign_dir"] / f"{name}.yaml") if p.exists())
+        f = PAPERS[name].campaign_file
         out |= {(name, s.run_id) for s in expand(load(f, scale), base_dir=f.parent, scale=scale)}
     return out
 

@@ -1,4 +1,4 @@
-"""Small helpers the per-paper claim modules share (selection by keys, group building)."""
+"""Small helpers the papers' claim modules share (selection by keys, group building)."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -6,15 +6,7 @@ from typing import Iterator
 import numpy as np
 import polars as pl
 
-from ..measure import Group
-
-# Congestion control of MPTCP runs, in order of preference, when the paper used coupled
-# (LIA) MPTCP and also reports uncoupled New Reno (Chen Fig. 4/9 "reno"): LIA runs when
-# the database has any (issue 12 adds them), otherwise reno, and the row says which.
-COUPLED_FIRST = ("lia", "reno")
-NEEDS_COUPLED = ("needs MPTCP runs with congestion_control: lia (coupled, RFC 6356) and olia, the lab's BPF "
-                 "implementations (issue 12; the standard-scale campaigns have them), and the database has none")
-
+from findings.measure import Group
 
 def one_mptcp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
     """The single-path runs and the MPTCP runs of one congestion control: the first of

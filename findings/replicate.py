@@ -1,0 +1,76 @@
+"""Do the verdicts hold on an independent replicate? The same campaigns captured again
+with another seed (``python -m capture run ... --seed N``: every random draw of the
+emulator, the run order, the files and D-ITG differs) give a second database; per
+claim of the replicated papers, this compares its verdicts with the reference's.
+
+    python -m findings.replicate --reference REF.duckdb --replicate REP.duckdb \\
+        --papers chen,deng --out results/replicate.csv [--markdown results/replicate.md]
+
+A verdict *holds* when it is the same on both; rows that are not computed on either
+(not reproducible here) are left out of the count.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import polars as pl
+
+from .claim import NOT_REPRODUCIBLE
+from .evaluate import _fmt, findings, write_csv
+
+KEEP = ("id", "paper", "magnitude_verdict", "direction_verdict", "our_value", "ci_low", "ci_high", "n")
+
+
+def compare(reference: pl.DataFrame, replicate: pl.DataFrame) -> pl.DataFrame:
+    """Per claim: both sides' verdicts and values, and whether each verdict held."""
+    a = reference.select(KEEP)
+    b = replicate.select(KEEP).rename({c: f"{c}_rep" for c in KEEP if c not in ("id", "paper")})
+    t = a.join(b, on=["id", "paper"], how="inner").filter(pl.col("magnitude_verdict") != NOT_REPRODUCIBLE)
+    return t.with_columns(magnitude_holds=pl.col("magnitude_verdict") == pl.col("magnitude_verdict_rep"),
+                          direction_holds=pl.col("direction_verdict") == pl.col("direction_verdict_rep"))
+
+
+def summary(t: pl.DataFrame) -> str:
+    m, d = int(t["magnitude_holds"].sum()), int(t["direction_holds"].sum())
+    return (f"{t.height} computed rows: the magnitude verdict held in {m} ({m / max(t.height, 1):.0%}), the "
+            f"direction verdict in {d} ({d / max(t.height, 1):.0%})")
+
+
+def markdown(t: pl.DataFrame) -> str:
+    lines = ["| claim | reference: ours [95 % CI], magnitude / direction | replicate | holds |", "|---|---|---|---|"]
+    for r in t.iter_rows(named=True):
+        ref = (f"{_fmt(r['our_value'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}], "
+               f"{r['magnitude_verdict']} / {r['direction_verdict']}")
+        rep = (f"{_fmt(r['our_value_rep'])} [{_fmt(r['ci_low_rep'])}, {_fmt(r['ci_high_rep'])}], "
+               f"{r['magnitude_verdict_rep']} / {r['direction_verdict_rep']}")
+        holds = "both" if r["magnitude_holds"] and r["direction_holds"] else (
+            "magnitude" if r["magnitude_holds"] else "direction" if r["direction_holds"] else "neither")
+        lines.append(f"| `{r['id']}` | {ref} | {rep} | {holds} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m findings.replicate", description=__doc__.splitlines()[0])
+    ap.add_argument("--reference", required=True, help="the reference database (data/reference loaded)")
+    ap.add_argument("--replicate", required=True, help="the replicate's database (another seed)")
+    ap.add_argument("--papers", required=True, help="comma-separated papers the replicate captured")
+    ap.add_argument("--out", required=True, help="CSV: per claim, both verdicts and whether they held")
+    ap.add_argument("--markdown", help="also the table as Markdown")
+    a = ap.parse_args(argv)
+    parts = []
+    for paper in a.papers.split(","):
+        ref, _, _ = findings(a.reference, paper=paper)
+        rep, _, _ = findings(a.replicate, paper=paper)
+        parts.append(compare(ref, rep))
+    t = pl.concat(parts)
+    write_csv(t, a.out)
+    print(f"{a.out}: {summary(t)}")
+    if a.markdown:
+        from pathlib import Path
+        Path(a.markdown).write_text(summary(t) + "\n\n" + markdown(t) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

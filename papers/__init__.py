@@ -1,0 +1,75 @@
+"""The papers the lab reproduces, one folder each, and the registry of them.
+
+A paper's folder (``papers/<id>/``) holds everything that is about that paper and
+nothing else: its campaign (``campaign.yaml``) and link profiles with the paper's
+quotes (``profiles.yaml``), its claim inventory (``inventory.yaml``: every headline
+quantitative statement, each mapped to a claim or to "not reproducible here"), its
+claims (``claims.py``), its notebook (``notebook.py``) and its synthetic test grid
+(``synthetic.py``). The workflow, the findings, the report and the tests read
+``PAPERS``; the pipeline (``pipeline/``) knows no paper.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent
+SEEDS = ROOT.parent.parent / "shared" / "seeds"  # the papers' texts, beside the checkout (not shipped)
+
+
+@dataclass(frozen=True)
+class Paper:
+    id: str  # also the campaign's name and the folder's
+    title: str  # as the report heads its section
+    cite: str  # short citation
+    seed_file: str  # the paper's text in ../shared/seeds/
+
+    @property
+    def folder(self) -> Path:
+        return ROOT / self.id
+
+    @property
+    def campaign_file(self) -> Path:
+        return self.folder / "campaign.yaml"
+
+    @property
+    def profiles_file(self) -> Path:
+        return self.folder / "profiles.yaml"
+
+    @property
+    def inventory_file(self) -> Path:
+        return self.folder / "inventory.yaml"
+
+    @property
+    def notebook_file(self) -> Path:
+        return self.folder / "notebook.py"
+
+    def module(self, name: str) -> ModuleType:
+        """``papers.<id>.<name>`` (claims, synthetic)."""
+        return importlib.import_module(f"papers.{self.id}.{name}")
+
+
+PAPERS: dict[str, Paper] = {p.id: p for p in (
+    Paper("chen", "Chen et al., IMC 2013: MPTCP over WiFi and 3G/4G",
+          "Chen et al., IMC 2013", "chen-imc2013-mptcp-wireless.txt"),
+    Paper("cs244", "CS244 reproduction of Raiciu et al. (NSDI'12) Fig. 9",
+          "CS244 (Lim & Valdez) / Raiciu et al., NSDI 2012", "cs244-mptcp-wireless-reproduction.txt"),
+    Paper("deng", "Deng et al., IMC 2014: WiFi, LTE, or both?",
+          "Deng et al., IMC 2014", "deng-imc2014-wifi-lte-or-both.txt"),
+    Paper("ditg", "MPTCP latency for cloud applications (D-ITG over Dummynet)",
+          "the D-ITG cloud-latency study", "mptcp-cloud-latency-ditg.txt"),
+    Paper("ferlin", "Ferlin et al.: multi-path transport over heterogeneous wireless (DRePaS)",
+          "Ferlin et al. (DRePaS)", "ferlin-drepas-heterogeneous.txt"),
+)}
+
+
+def of_campaign(campaign: str | None) -> str | None:
+    """The paper a campaign's runs belong to: the campaign is named after its paper
+    (``name: chen`` in papers/chen/campaign.yaml; a replicate or user campaign may add a
+    suffix, ``chen-seed2``)."""
+    if not campaign:
+        return None
+    head = campaign.split("-")[0].split("_")[0].split(".")[0].lower()
+    return head if head in PAPERS else None
