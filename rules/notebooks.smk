@@ -42,7 +42,8 @@ rule execute_notebook:
 
 
 rule notebook_html:
-    """nbconvert: executed notebook -> standalone HTML page for the report."""
+    """Executed notebook -> a standalone HTML page for the report that works offline
+    (labfig/notebook_html.py: the Vega bundle inline, no CDN)."""
     input:
         f"{NOTEBOOK_DIR}/{{nb}}.executed.ipynb",
     output:
@@ -51,11 +52,8 @@ rule notebook_html:
         f"{RESULTS}/logs/notebooks/{{nb}}.html.log",
     conda:
         "../environment.yml"
-    params:
-        outdir=lambda wc, output: os.path.dirname(output[0]),
     shell:
-        "python -m nbconvert --to html --output-dir {params.outdir} --output {wildcards.nb}"
-        " {input} > {log} 2>&1"
+        "python -m labfig.notebook_html {input} --out {output} > {log} 2>&1"
 
 
 rule figures:

@@ -86,3 +86,27 @@ def test_report_and_chart_pages_render_in_chromium(report, tmp_path):
         if var < 50 or ink < 0.005:
             problems.append(f"{page}: looks blank (variance {var:.0f}, non-white {ink:.3%})")
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup-system.sh installs it)")
+def test_notebook_pages_draw_every_chart_offline(report, tmp_path):
+    """issue 24: the executed notebooks' pages load nothing from the internet (the lab is
+    offline) and Vega-Embed draws every Altair chart in them: each chart's container gets
+    vega-embed's class only once the chart is drawn, never when a script failed to load."""
+    pages = sorted((report / "report/notebooks").glob("*.html"))
+    assert len(pages) == 5
+    problems = []
+    for page in pages:
+        html = page.read_text()
+        assert not re.search(r"<script[^>]+src=\"https?:", html), page
+        charts = set(re.findall(r'<div id="(altair-viz-[0-9a-f]+)"', html))
+        assert charts, f"{page}: no Altair chart"
+        r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                            "--disable-background-networking", f"--user-data-dir={tmp_path / 'profile'}",
+                            "--virtual-time-budget=15000", "--dump-dom", page.as_uri()],
+                           capture_output=True, text=True, timeout=180, env={**os.environ, "LC_ALL": "C.UTF-8"})
+        drawn = set(re.findall(r'<div id="(altair-viz-[0-9a-f]+)" class="[^"]*vega-embed', r.stdout))
+        if drawn != charts:
+            problems.append(f"{page.name}: {len(drawn)} of {len(charts)} charts drawn")
+    assert problems == [], "\n".join(problems)
+
