@@ -158,8 +158,32 @@ def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLE
             row, g = evaluate_claim(c, facts, check_rows, resamples)
             rows.append(row)
             group_rows += g
-    return (pl.DataFrame(rows, schema=SCHEMA), pl.DataFrame(list(check_rows.values()), schema=SCHEMA),
+    quick = quick_papers(facts)
+    rows = [figures_only(r) if r["paper"] in quick else r for r in rows]
+    checks = [figures_only(r) if r["paper"] in quick else r for r in check_rows.values()]
+    return (pl.DataFrame(rows, schema=SCHEMA), pl.DataFrame(checks, schema=SCHEMA),
             pl.DataFrame(group_rows, schema=GROUP_SCHEMA))
+
+
+QUICK_SCALE = ("quick scale: figures only — one or two runs per configuration check a testbed and draw "
+               "the figures, they are not evidence (make reproduce-all SCALE=standard captures the scale the "
+               "verdicts need; without SCALE the committed standard-scale reference is judged)")
+
+
+def quick_papers(facts: Facts | None) -> set[str]:
+    """Papers with any quick-scale run in the database: their rows are not judged."""
+    if facts is None or "scale" not in facts.runs.columns:
+        return set()
+    q = facts.runs.filter(pl.col("scale") == "quick")
+    return {p for p in q["paper"].unique().to_list() if p}
+
+
+def figures_only(r: dict) -> dict:
+    """A computed row of quick-scale data: our value stays, the verdicts say why none."""
+    if r["magnitude_verdict"] in (NOT_REPRODUCIBLE, NO_DATA):
+        return r
+    return {**r, "magnitude_verdict": NOT_COMPARABLE, "direction_verdict": NOT_COMPARABLE,
+            "underpowered": False, "reason": QUICK_SCALE}
 
 
 def load_facts(db: str | os.PathLike | duckdb.DuckDBPyConnection) -> tuple[Facts | None, str]:

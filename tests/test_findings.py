@@ -244,6 +244,31 @@ def test_every_claim_computes_on_the_synthetic_database(synthetic):
     assert kinds <= {"mean", "mean_diff", "mean_ratio", "pooled", "boot"}
 
 
+def test_quick_scale_runs_are_figures_only(tmp_path, synthetic):
+    """issue 24: quick captures (one or two runs per configuration) are never judged as
+    evidence: a paper with quick-scale runs gets no verdict, the rest are untouched."""
+    import duckdb
+
+    from findings.evaluate import QUICK_SCALE
+
+    db = tmp_path / "quick.duckdb"
+    shutil.copy(synthetic, db)
+    con = duckdb.connect(str(db))
+    con.execute("""UPDATE runs SET meta_json = json_merge_patch(meta_json, '{"scale": "quick"}')
+                   WHERE campaign = 'cs244'""")
+    con.close()
+    base, _, _ = findings(synthetic, resamples=200)
+    t, checks, _ = findings(db, resamples=200)
+    for frame in (t, checks):
+        cs = frame.filter(pl.col("paper") == "cs244")
+        computed = cs.filter(pl.col("our_value").is_not_null())
+        assert computed.height > 0
+        assert set(computed["magnitude_verdict"]) == {NOT_COMPARABLE}
+        assert set(computed["reason"]) == {QUICK_SCALE}
+    others = lambda f: f.filter(pl.col("paper") != "cs244").select("id", "magnitude_verdict", "direction_verdict")  # noqa: E731
+    assert others(t).equals(others(base))
+
+
 def test_csv_and_cli(tmp_path, synthetic):
     out, checks, groups = tmp_path / "f.csv", tmp_path / "c.csv", tmp_path / "g.csv"
     r = subprocess.run([sys.executable, "-m", "findings", "--db", str(synthetic), "--out", str(out), "--checks",
