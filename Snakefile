@@ -31,6 +31,10 @@ include: "rules/notebooks.smk"
 include: "rules/report.smk"
 
 
+onsuccess:
+    print_summary()
+
+
 rule reproduce_all:
     """Capture (when possible), analyse every run, render every figure, execute every notebook, write the report
     and the findings table."""

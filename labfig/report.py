@@ -30,6 +30,60 @@ def rel(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
 
 
+ISSUE_FIELDS = ("campaign", "run_id", "what", "reason")
+
+
+def run_issues(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Runs in the database that were repeated, left out or did not complete, and why."""
+    rows = con.execute("""
+        SELECT coalesce(campaign, '?'), run_id, stalled,
+               try_cast(json_extract_string(meta_json, '$.attempt') AS INTEGER),
+               json_extract_string(meta_json, '$.stalls.worst_late_ms'),
+               json_extract_string(meta_json, '$.result.complete'),
+               json_extract_string(meta_json, '$.result.error')
+        FROM runs WHERE json_valid(meta_json) ORDER BY 1, 2""").fetchall()
+    out = []
+    for camp, run, stalled, attempt, late, complete, error in rows:
+        if stalled:
+            out.append({"campaign": camp, "run_id": run, "what": "left out",
+                        "reason": f"the emulator stalled (a frame {float(late or 'nan'):.1f} ms late) on every attempt"})
+        elif attempt and attempt > 1:
+            out.append({"campaign": camp, "run_id": run, "what": "repeated",
+                        "reason": f"kept attempt {attempt}: the earlier one(s) had an emulator stall"})
+        if complete == "false":
+            out.append({"campaign": camp, "run_id": run, "what": "incomplete (kept)",
+                        "reason": error or "the transfer did not complete in its time limit (a result, not a fault)"})
+    return out
+
+
+def status_issues(files: list[Path]) -> list[dict]:
+    """Runs a capture could not make (no folder, so not in the database)."""
+    out = []
+    for f in files:
+        if not f.exists():  # a campaign not captured (yet)
+            continue
+        try:
+            st = json.loads(f.read_text())
+        except (OSError, ValueError) as e:
+            out.append({"campaign": f.parent.name, "run_id": "", "what": "status unreadable", "reason": f"{f}: {e}"})
+            continue
+        camp = st.get("campaign") or f.parent.name
+        for run, err in sorted((st.get("failed") or {}).items()):
+            out.append({"campaign": camp, "run_id": run, "what": "failed", "reason": str(err)[:300]})
+        for run, sig in sorted((st.get("interrupted") or {}).items()):
+            out.append({"campaign": camp, "run_id": run, "what": "interrupted", "reason": str(sig)})
+    return out
+
+
+def write_issues(issues: list[dict], out: Path) -> None:
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    with tmp.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, ISSUE_FIELDS)
+        w.writeheader()
+        w.writerows(issues)
+    os.replace(tmp, out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--template", type=Path, required=True)
@@ -37,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--figures", type=Path, required=True)
     ap.add_argument("--notebooks", type=Path, nargs="+", required=True)
     ap.add_argument("--findings", type=Path, help="results/findings.csv: the papers' claims against ours")
+    ap.add_argument("--status", type=Path, nargs="*",
+                    help="campaign-status.json files of the captures (failed runs are only there)")
+    ap.add_argument("--source", default="", help="where the runs come from, in words (the workflow says: the "
+                    "committed reference, or captures made here at which scale)")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     out_dir = a.out.parent
@@ -47,17 +105,25 @@ def main(argv: list[str] | None = None) -> int:
     camps = con.execute("SELECT coalesce(campaign, '?') || ': ' || count(*) FROM runs "
                         "GROUP BY campaign ORDER BY campaign").fetchall()
     # what the findings rest on: per campaign, its scale(s), seed(s), dates and stalled runs
-    data = [dict(zip(("campaign", "runs", "scales", "seeds", "first", "last", "stalled"), r)) for r in con.execute("""
+    data = [dict(zip(("campaign", "runs", "scales", "seeds", "first", "last", "stalled", "commits", "hosts"), r))
+            for r in con.execute("""
         SELECT coalesce(campaign, '?'), count(*),
                coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.scale'), ', '), '?'),
                coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.campaign_seed'), ', '), '–'),
-               min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled)
+               min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled),
+               coalesce(string_agg(DISTINCT left(json_extract_string(meta_json, '$.tools.repo_commit'), 7), ', '),
+                        '–'),
+               coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.host.hostname'), ', '), '–')
         FROM runs GROUP BY ALL ORDER BY 1""").fetchall()]
     n_problems = con.execute("SELECT count(*) FROM problems").fetchone()[0]
     problems = [dict(zip(("reason", "n", "example"), r)) for r in con.execute("""
         SELECT regexp_replace(reason, '[0-9]+', 'N', 'g') AS kind, count(*), min(source || ': ' || reason)
         FROM problems GROUP BY kind ORDER BY 2 DESC LIMIT 20""").fetchall()]
+    problem_rows = [dict(zip(("run_id", "source", "reason"), r)) for r in con.execute(
+        "SELECT coalesce(run_id, ''), source, reason FROM problems ORDER BY ALL").fetchall()]
+    issues = run_issues(con) + status_issues(a.status or [])
     con.close()
+    write_issues(issues, out_dir / "run-issues.csv")
 
     notebooks = []
     for html in a.notebooks:
@@ -92,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     page = env.get_template(a.template.name).render(
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         db=a.db.as_posix(), n_runs=n_runs, campaigns=", ".join(c for (c,) in camps) or "none",
-        n_problems=n_problems, problems=problems, data=data, notebooks=notebooks, findings=findings,
+        source=a.source, n_problems=n_problems, problems=problems, problem_rows=problem_rows, issues=issues,
+        data=data, notebooks=notebooks, findings=findings,
         counts=counts, verdicts=verdicts,
         findings_csv=rel(a.findings, out_dir) if findings else None)
     tmp = a.out.with_suffix(".tmp")

@@ -117,6 +117,25 @@ def decide_capture():
 CAPTURE = decide_capture()
 
 
+def data_source():
+    """Where the findings' runs come from, in words, for the report's first screen."""
+    if CAPTURE:
+        return (
+            f"captured on this machine at the {config['scale']} scale"
+            f" ({', '.join(config['campaigns'])}; run folders in {config['raw_dir']})"
+            + (
+                " — quick scale: figures only, no verdicts"
+                if config["scale"] == "quick"
+                else ""
+            )
+        )
+    ref = config.get("reference_dir", "data/reference")
+    return (
+        f"the committed standard-scale reference ({ref}, see {ref}/README.md for when, how and"
+        f" from which commit it was captured) and the sample runs of {config['samples_dir']}"
+    )
+
+
 def table_files(rundirs):
     return [f"{TABLE_DIR}/{d}/{t}.parquet" for d in rundirs for t in TABLE_NAMES]
 
@@ -202,3 +221,41 @@ def all_run_dirs(wildcards=None):
     return sorted(
         {d for name in CAMPAIGNS for d in run_dirs_under(f"{config['raw_dir']}/{name}")}
     )
+
+
+def print_summary():
+    """The main job's last lines: what the findings rest on, their verdicts, and every
+    failed, repeated or left-out run (the report lists them with reasons)."""
+    import csv
+    from collections import Counter
+
+    lines = [f"data: {data_source()}"]
+    findings_csv = Path(f"{RESULTS}/findings.csv")
+    if findings_csv.exists():
+        rows = list(csv.DictReader(findings_csv.open()))
+        c = Counter(r["magnitude_verdict"] for r in rows)
+        lines.append(
+            f"findings: {len(rows)} rows: "
+            + ", ".join(f"{n} {v}" for v, n in c.most_common())
+            + f" ({findings_csv})"
+        )
+    issues_csv = Path(f"{REPORT_DIR}/run-issues.csv")
+    if issues_csv.exists():
+        rows = list(csv.DictReader(issues_csv.open()))
+        c = Counter(r["what"] for r in rows)
+        if rows:
+            lines.append(
+                "runs: "
+                + ", ".join(f"{n} {w}" for w, n in c.most_common())
+                + f" ({issues_csv}; the report lists them with reasons)"
+            )
+        else:
+            lines.append("runs: every run completed at its first attempt")
+        if c.get("failed"):
+            lines.append(
+                f"WARNING: {c['failed']} capture(s) failed: their groups have fewer runs;"
+                " a group below 5 runs gets 'no data' (rerun: the capture resumes where it stopped)"
+            )
+    if Path(f"{REPORT_DIR}/index.html").exists():
+        lines.append(f"report: {REPORT_DIR}/index.html")
+    print("\n".join(lines), file=sys.stderr)

@@ -18,7 +18,17 @@ rule report:
         "../environment.yml"
     params:
         figures=lambda wc, input: os.path.dirname(os.path.dirname(input.manifests[0])),
+        source=data_source(),
+        # failed captures leave no run folder: only their campaign's status file has them
+        status=(
+            " ".join(
+                f"{config['raw_dir']}/{c}/campaign-status.json" for c in CAMPAIGNS
+            )
+            if CAPTURE
+            else ""
+        ),
     shell:
         "python -m labfig.report --template {input.template} --db {input.db}"
         " --figures {params.figures} --notebooks {input.notebooks} --findings {input.findings}"
+        " --source {params.source:q} --status {params.status}"
         " --out {output} > {log} 2>&1"

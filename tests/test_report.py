@@ -63,8 +63,11 @@ def test_report_links_every_notebook_and_figure(report):
     # issue 23: per row the paper's number and band, ours, both verdicts; counts per paper;
     # and what the findings rest on (campaigns, scales, seeds)
     for text in ("What the findings rest on", "<th>magnitude</th>", "<th>direction</th>", "<th>band</th>",
-                 "direction agrees", "standard"):
+                 "direction agrees", "standard",
+                 # issue 24: provenance on the first screen; failed/repeated/left-out runs listed
+                 "<b>Data:</b> the committed standard-scale reference", "Failed, repeated, left-out"):
         assert text in index, text
+    assert (report / "report/run-issues.csv").is_file()
     links = re.findall(r'(?:href|src)="([^"#]+)"', index)
     assert len(links) > 40
     for link in links:
@@ -109,4 +112,30 @@ def test_notebook_pages_draw_every_chart_offline(report, tmp_path):
         if drawn != charts:
             problems.append(f"{page.name}: {len(drawn)} of {len(charts)} charts drawn")
     assert problems == [], "\n".join(problems)
+
+
+def test_run_issues_name_every_failed_repeated_left_out_and_incomplete_run(tmp_path):
+    """issue 24: the report's table of runs that need a word, from the database and the
+    captures' status files (a failed capture has no run folder)."""
+    import duckdb
+
+    from labfig.report import run_issues, status_issues
+    from labfig.synthetic import build
+
+    db = build(tmp_path / "s.duckdb", papers=("cs244",), reps=1)
+    con = duckdb.connect(str(db))
+    a, b, c = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id LIMIT 3").fetchall()]
+    con.execute("UPDATE runs SET stalled = true, meta_json = json_merge_patch(meta_json, "
+                "'{\"stalls\": {\"worst_late_ms\": 12.5}}') WHERE run_id = ?", [a])
+    con.execute("UPDATE runs SET meta_json = json_merge_patch(meta_json, '{\"attempt\": 2}') WHERE run_id = ?", [b])
+    con.execute("UPDATE runs SET meta_json = json_merge_patch(meta_json, '{\"result\": {\"complete\": false}}') "
+                "WHERE run_id = ?", [c])
+    got = {(r["run_id"], r["what"]) for r in run_issues(con)}
+    con.close()
+    assert got == {(a, "left out"), (b, "repeated"), (c, "incomplete (kept)")}
+    st = tmp_path / "campaign-status.json"
+    st.write_text('{"campaign": "cs244", "failed": {"buf50k_MP-2_r1": "download incomplete: 1/2 bytes"}}')
+    rows = status_issues([st, tmp_path / "not-captured" / "campaign-status.json"])
+    assert rows == [{"campaign": "cs244", "run_id": "buf50k_MP-2_r1", "what": "failed",
+                     "reason": "download incomplete: 1/2 bytes"}]
 
