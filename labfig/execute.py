@@ -1,6 +1,6 @@
 """Execute one paper notebook against a DuckDB file (used by rules/notebooks.smk).
 
-    python -m labfig.execute NOTEBOOK.ipynb --db FILE --figures DIR --out EXECUTED.ipynb [-p NAME=VALUE ...]
+    python -m labfig.execute NOTEBOOK.ipynb|NOTEBOOK.py --db FILE --figures DIR --out EXECUTED.ipynb [-p NAME=VALUE ...]
 
 The notebook reads its inputs from the environment (``MPTCP_LAB_DB``,
 ``MPTCP_LAB_FIGURES``), imports the installed packages (``labfig``, ``findings``), runs in
@@ -60,7 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["MPTCP_LAB_FINDINGS"] = str(args.findings.resolve())
     os.environ.setdefault("LC_ALL", "C.UTF-8")
 
-    nb = nbformat.read(args.notebook, as_version=4)
+    if args.notebook.suffix == ".py":  # a jupytext percent script, as committed (papers/*/notebook.py, explore.py)
+        import jupytext
+
+        nb = jupytext.read(args.notebook)
+    else:
+        nb = nbformat.read(args.notebook, as_version=4)
     inject_parameters(nb, dict(args.param))
     client = NotebookClient(
         nb,

@@ -21,7 +21,8 @@
 # packet).
 #
 # Set `RUN` in the next cell (or execute with
-# `python -m labfig.execute explore.ipynb --db DB --figures DIR --out OUT -p RUN=<run id>`).
+# `python -m labfig.execute notebooks/explore.py --db DB --figures DIR --out OUT.ipynb -p RUN=<run id>`
+# from the checkout).
 # The same charts from the command line:
 # `python -m pipeline plot seq|rtt|throughput RUN --db DB -o out.svg`.
 # Charts zoom with the mouse wheel and pan by dragging.

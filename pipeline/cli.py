@@ -171,7 +171,10 @@ def cmd_tables(a: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     pm = _path_map(a.path)
-    t, _ = _analyze_safely(Path(a.input), a.vantage, pm, a.decoder)
+    # absolute, as `analyze` records them: the traces key the rows and are opened again
+    # later (`show`, the notebooks) from other folders than this call's
+    t, _ = _analyze_safely(Path(os.path.abspath(a.input)) if a.input.strip() else Path(a.input), a.vantage, pm,
+                           a.decoder)
     _report(t)
     store.write_tables(t, a.out)
     return 0 if _usable(t) else 1
