@@ -67,7 +67,7 @@ test: system venv linkem cc thirdparty lint
 # Verdicts, figures and report from the committed standard-scale reference (minutes);
 # SCALE=standard|quick|paper captures that scale here first (root; quick: figures only).
 reproduce-all: system venv linkem cc
-	$(BIN)/snakemake --cores $(CORES) reproduce_all $(if $(SCALE),--config capture=true scale=$(SCALE))
+	$(BIN)/snakemake --cores $(CORES) reproduce_all --logger mptcp-lab $(if $(SCALE),--config capture=true scale=$(SCALE))
 
 # JupyterLab on notebooks/ with the current database (results/lab.duckdb, else the
 # samples', analysed on first use); DB=path picks another, LAB_ARGS go to jupyter lab.

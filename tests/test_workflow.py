@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +180,54 @@ def test_analysis_waits_for_every_campaign(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert set(planned_capture_runs(r.stdout)) == expected_runs()
     assert "campaign_captured" in r.stdout and "load_db" in r.stdout
+
+
+# --- the main job's terminal: one progress line per stage (issue 24) ---------------------
+
+def test_progress_logger_prints_one_line_per_stage_and_keeps_job_blocks_in_the_log(tmp_path):
+    r = smk("--cores", "2", "analyze", "--logger", "mptcp-lab", "--config", "capture=false",
+            f"results_dir={tmp_path}/results")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "rule run_tables" not in r.stderr and "Finished jobid" not in r.stderr
+    tables = re.findall(r"^tables: (\d+)/(\d+) jobs done$", r.stderr, re.M)
+    assert tables and tables[-1][0] == tables[-1][1]
+    done = [int(d) for d, _ in tables]
+    assert done == sorted(done)
+    log = re.search(r"Complete log\(s\): (\S+)", r.stderr).group(1)
+    assert "rule run_tables" in Path(log).read_text()
+
+
+def test_progress_logger_counts_and_estimates_captures():
+    """Totals never shrink; the time left comes from the duration model until a run has
+    finished, then from the measured runs."""
+    import logging
+
+    from capture.estimate import estimate_s
+    from capture.spec import expand, load
+    from papers import PAPERS
+    from snakemake_interface_logger_plugins.common import LogEvent
+    from snakemake_logger_plugin_mptcp_lab import LogHandler
+
+    f = PAPERS["deng"].campaign_file
+    specs = expand(load(f, "standard"), base_dir=f.parent, scale="standard")[:3]
+    h = LogHandler(None, None)
+    h.tty = False
+    lines = []
+    h._write = lambda text, final: lines.append(text)
+
+    def rec(**extra):
+        r = logging.LogRecord("snakemake", logging.INFO, "", 0, None, None, None)
+        r.__dict__.update(extra)
+        return r
+
+    h.emit(rec(event=LogEvent.RUN_INFO, stats={"capture_run": 3, "reproduce_all": 1}))
+    for i, s in enumerate(specs):
+        h.emit(rec(event=LogEvent.JOB_INFO, rule_name="capture_run", jobid=i,
+                   wildcards={"campaign": "deng", "run": s.run_id}))
+    mean = sum(estimate_s(s) for s in specs) / 3
+    assert lines[0].startswith("capture: 0/3 jobs done, about ") and "(duration model)" in lines[0]
+    assert h.stages["capture"].left_s() == pytest.approx(3 * mean)
+    h.emit(rec(event=LogEvent.JOB_FINISHED, job_id=0))
+    assert lines[-1].startswith("capture: 1/3 jobs done") and "(duration model)" not in lines[-1]
+    h.emit(rec(event=LogEvent.RUN_INFO, stats={"capture_run": 2}))  # a later, smaller count never shrinks it
+    assert h.stages["capture"].total == 3
