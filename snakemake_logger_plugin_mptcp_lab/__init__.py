@@ -109,10 +109,13 @@ class LogHandler(LogHandlerBase):
         if event in ERRORS or record.levelno >= logging.WARNING:
             self._write(self.format(record), final=True)
         elif event == LogEvent.RUN_INFO and isinstance(getattr(record, "stats", None), dict):
+            planned: dict[str, int] = {}  # a stage can be several rules (notebooks: three)
             for rule, n in record.stats.items():
-                if rule in STAGES:
-                    st = self._stage(rule)
-                    st.planned = max(st.planned, n)
+                if rule in STAGES and isinstance(n, int):
+                    planned[STAGES[rule]] = planned.get(STAGES[rule], 0) + n
+            for name, n in planned.items():
+                st = self.stages.setdefault(name, Stage(name))
+                st.planned = max(st.planned, n)
         elif event == LogEvent.JOB_INFO and getattr(record, "rule_name", "") in STAGES:
             rule = record.rule_name
             st = self._stage(rule)

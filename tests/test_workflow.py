@@ -231,3 +231,7 @@ def test_progress_logger_counts_and_estimates_captures():
     assert lines[-1].startswith("capture: 1/3 jobs done") and "(duration model)" not in lines[-1]
     h.emit(rec(event=LogEvent.RUN_INFO, stats={"capture_run": 2}))  # a later, smaller count never shrinks it
     assert h.stages["capture"].total == 3
+    # a stage of several rules counts all their jobs from the start
+    h.emit(rec(event=LogEvent.RUN_INFO, stats={"notebook_ipynb": 5, "execute_notebook": 5, "notebook_html": 5,
+                                              "total": 16}))
+    assert h.stages["notebooks"].total == 15
