@@ -298,9 +298,12 @@ def test_jupyterlab_starts_headless_and_answers(seq_db, tmp_path):
                 time.sleep(0.5)
         assert status is not None and "started" in status, (tmp_path / "lab.log").read_text()[-3000:]
         # jupytext opens the notebooks' .py files as notebooks, and is their default viewer
-        nb = _get(f"{base}/api/contents/explore.py?type=notebook&token={token}")
+        # (the server's root is the checkout: papers/<paper>/notebook.py and notebooks/explore.py)
+        nb = _get(f"{base}/api/contents/notebooks/explore.py?type=notebook&token={token}")
         assert nb["type"] == "notebook" and any("parameters" in c["metadata"].get("tags", [])
                                                 for c in nb["content"]["cells"])
+        paper = _get(f"{base}/api/contents/papers/chen/notebook.py?type=notebook&token={token}")
+        assert paper["type"] == "notebook" and len(paper["content"]["cells"]) > 5
         s = _get(f"{base}/lab/api/settings/@jupyterlab/docmanager-extension:plugin?token={token}")
         assert s["schema"]["properties"]["defaultViewers"]["default"]["python"] == "Jupytext Notebook"
         # kernels inherit the server's environment: the database given
