@@ -68,6 +68,9 @@ test: system venv linkem cc thirdparty lint
 # SCALE=standard|quick|paper captures that scale here first (root; quick: figures only).
 reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all --logger mptcp-lab $(if $(SCALE),--config capture=true scale=$(SCALE))
+	@# exit 3 when a failed capture left a judged paper with fewer runs than planned
+	@# (results/: config/config.yaml's results_dir)
+	@$(BIN)/python -m labfig.summary --check --results results
 
 # JupyterLab on notebooks/ with the current database (results/lab.duckdb, else the
 # samples', analysed on first use); DB=path picks another, LAB_ARGS go to jupyter lab.

@@ -20,14 +20,18 @@ from pipeline import derived
 from .claim import (AGREE, DIRECTION_ONLY, NO_DATA, NO_DIRECTION, NOT_COMPARABLE, NOT_REPRODUCIBLE, UNDERPOWERED,
                     Claim, direction, finite, magnitude)
 from .measure import Facts, Measure
+from .provenance import runs_per_group
 from .stats import MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
 
 COLUMNS = ["id", "paper", "kind", "claim", "source", "says", "paper_value", "paper_text", "band_low", "band_high",
            "tolerance", "direction", "statistic", "unit", "config", "checks", "group", "our_value", "ci_low",
-           "ci_high", "n", "n_groups", "magnitude_verdict", "direction_verdict", "underpowered", "reason", "detail"]
+           "ci_high", "n", "n_groups", "runs_per_group", "magnitude_verdict", "direction_verdict", "underpowered", "reason",
+           "detail", "data"]
 FLOATS = ("paper_value", "band_low", "band_high", "our_value", "ci_low", "ci_high")
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {c: pl.Float64 for c in FLOATS} | {
     "n": pl.Int64, "n_groups": pl.Int64, "underpowered": pl.Boolean}
+# n: runs in the group that decides (the smallest role); runs_per_group: over every compared
+# group; data: the paper's campaigns as captured (findings.provenance)
 GROUP_COLUMNS = ["id", "paper", "kind", "group", "value", "ci_low", "ci_high", "ci_low_adj", "ci_high_adj", "n",
                  "magnitude", "direction"]
 GROUP_SCHEMA = {c: pl.Utf8 for c in GROUP_COLUMNS} | {c: pl.Float64 for c in (
@@ -47,7 +51,7 @@ def ci_text(value: float | None, lo: float | None, hi: float | None) -> str:
 
 
 def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimate | None = None, n_groups: int = 0,
-         group: str = "", detail: str = "", underpowered: bool = False) -> dict:
+         group: str = "", detail: str = "", underpowered: bool = False, ns: list[int] | None = None) -> dict:
     b = c.band
     d = c.direction
     return {"id": c.id, "paper": c.paper, "kind": c.kind, "claim": c.entry.quote, "source": c.entry.where,
@@ -57,8 +61,9 @@ def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimat
             "unit": c.unit, "config": c.config, "checks": ", ".join(c.checks), "group": group,
             "our_value": finite(est.value) if est else None, "ci_low": finite(est.lo) if est else None,
             "ci_high": finite(est.hi) if est else None, "n": est.n if est else None, "n_groups": n_groups,
-            "magnitude_verdict": magnitude_v, "direction_verdict": direction_v, "underpowered": underpowered,
-            "reason": reason, "detail": detail}
+            "runs_per_group": runs_per_group(ns or []), "magnitude_verdict": magnitude_v,
+            "direction_verdict": direction_v, "underpowered": underpowered,
+            "reason": reason, "detail": detail, "data": ""}
 
 
 def group_estimates(c: Claim, m: Measure, resamples: int = RESAMPLES) -> tuple[list[tuple[str, Estimate]], list[str]]:
@@ -107,6 +112,7 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
     if not done or short:
         why = f"every compared group needs ≥ {MIN_RUNS} runs ({', '.join(short)})" if short else "no group"
         return _row(c, NO_DATA, NO_DATA, why, detail=detail), grows
+    ns = [e.n for _, e in done]
     mv, mg = magnitude(c, done)
     dv, dg = direction(c, done)
     label = mg or dg or done[0][0]
@@ -118,8 +124,8 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
     if failing or missing:
         why = "; ".join([f"lab check {f}" for f in failing] + [f"lab check {k}: unknown" for k in missing])
         return _row(c, NOT_COMPARABLE, NOT_COMPARABLE, f"the conditions it rests on do not hold here: {why}",
-                    est, len(done), label, detail), grows
-    return _row(c, mv, dv, reason, est, len(done), label, detail, underpowered=mv == UNDERPOWERED), grows
+                    est, len(done), label, detail, ns=ns), grows
+    return _row(c, mv, dv, reason, est, len(done), label, detail, underpowered=mv == UNDERPOWERED, ns=ns), grows
 
 
 def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, k: int) -> str:
@@ -159,8 +165,10 @@ def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLE
             rows.append(row)
             group_rows += g
     quick = quick_papers(facts)
-    rows = [figures_only(r) if r["paper"] in quick else r for r in rows]
-    checks = [figures_only(r) if r["paper"] in quick else r for r in check_rows.values()]
+    data = facts.provenance if facts is not None else {}
+    rows = [{**(figures_only(r) if r["paper"] in quick else r), "data": data.get(r["paper"], "")} for r in rows]
+    checks = [{**(figures_only(r) if r["paper"] in quick else r), "data": data.get(r["paper"], "")}
+              for r in check_rows.values()]
     return (pl.DataFrame(rows, schema=SCHEMA), pl.DataFrame(checks, schema=SCHEMA),
             pl.DataFrame(group_rows, schema=GROUP_SCHEMA))
 

@@ -16,6 +16,7 @@ import polars as pl
 
 from papers import of_campaign
 
+from .provenance import by_paper
 from .stats import Stat
 
 
@@ -49,6 +50,7 @@ class Facts:
         self.cc_pairs = with_paper(con.sql("SELECT * FROM cc_pairs ORDER BY decoupled_run").pl())
         self.outage_delivery = con.sql("SELECT * FROM outage_delivery ORDER BY run_id, down_s").pl()
         self.delivery = con.sql("SELECT * FROM run_delivery ORDER BY run_id, second, side").pl()
+        self.provenance = by_paper(con)
 
     def window_goodput(self, t0: float, t1: float, side: str | None = None) -> pl.DataFrame:
         """Per run: Mbit/s of new data the client received in the seconds [t0, t1) after

@@ -28,16 +28,47 @@ def _manifest_update(entry: dict) -> None:
     tmp.replace(path)
 
 
+def provenance() -> str:
+    """The notebook's paper's runs in words (findings.provenance: the same text as the
+    findings' ``data`` column), or '' outside a notebook run by the workflow."""
+    paper = os.environ.get("MPTCP_LAB_NOTEBOOK")
+    if not paper or not os.environ.get("MPTCP_LAB_DB"):
+        return ""
+    from findings.provenance import by_paper
+
+    from .db import connect
+    try:
+        return by_paper(connect(os.environ["MPTCP_LAB_DB"])).get(paper, "")
+    except Exception:  # a caption must never take a figure down
+        return ""
+
+
+def data_line(df: pl.DataFrame | None, runs_by: list[str] | None = None) -> str:
+    """What a figure rests on: the campaign's facts and, when the drawn frame has one row
+    set per run (``run_id``), the runs per configuration (``runs_by``'s columns)."""
+    from findings.provenance import runs_per_group
+
+    parts = [f"Data: {p}" for p in [provenance()] if p]
+    if df is not None and not df.is_empty() and "run_id" in df.columns:
+        if runs_by and all(c in df.columns for c in runs_by):
+            ns = df.group_by(runs_by).agg(pl.col("run_id").n_unique())["run_id"].to_list()
+            parts.append(f"runs per {' × '.join(runs_by)}: {runs_per_group(ns)}")
+        else:
+            parts.append(f"{df['run_id'].n_unique()} runs drawn")
+    return "; ".join(parts) + ("." if parts else "")
+
+
 def save(chart: alt.TopLevelMixin, name: str, title: str, caption: str = "",
-         paper_ref: str = "", empty: bool = False) -> alt.TopLevelMixin:
-    """Write ``name``.svg/.png/.html into the figure folder and list it in manifest.json."""
+         paper_ref: str = "", empty: bool = False, data: str = "") -> alt.TopLevelMixin:
+    """Write ``name``.svg/.png/.html into the figure folder and list it in manifest.json
+    (``data``: what the figure rests on, see ``data_line``)."""
     d = figures_dir()
     chart.save(str(d / f"{name}.svg"))
     chart.save(str(d / f"{name}.png"), scale_factor=2)
     chart.save(str(d / f"{name}.html"), inline=True)
     _manifest_update({
         "name": name, "title": title, "caption": caption, "paper_ref": paper_ref,
-        "empty": empty,
+        "empty": empty, "data": data or data_line(None),
         "files": {k: f"{name}.{k}" for k in ("svg", "png", "html")},
     })
     return chart
@@ -185,15 +216,16 @@ def ccdf_chart(df: pl.DataFrame, x_title: str, color: str, facet: str | None = N
 
 
 def render(df: pl.DataFrame, build, name: str, title: str, caption: str = "",
-           paper_ref: str = "", empty_msg: str = "") -> alt.TopLevelMixin:
+           paper_ref: str = "", empty_msg: str = "", runs_by: list[str] | None = None) -> alt.TopLevelMixin:
     """Build and save a chart from ``df``, or an explanatory empty state when ``df``
-    has no rows (the sample database may lack this paper's runs)."""
+    has no rows (the sample database may lack this paper's runs). ``runs_by``: the
+    columns of ``df`` that make a configuration, for the caption's runs per group."""
     if df is None or df.is_empty():
         msg = empty_msg or (
             "The database has no runs for this figure. Capture the paper's campaign "
             "(snakemake --cores all reproduce_all --config capture=true) or analyse your "
             "own pcaps, then re-run the notebook.")
         chart = empty_state(f"{title}: no data", msg)
-        return save(chart, name, title, caption, paper_ref, empty=True)
+        return save(chart, name, title, caption, paper_ref, empty=True, data=data_line(None))
     chart = build(df).properties(title=title)
-    return save(chart, name, title, caption, paper_ref)
+    return save(chart, name, title, caption, paper_ref, data=data_line(df, runs_by))

@@ -20,6 +20,7 @@ import jinja2
 
 from findings.claim import VERDICTS
 from findings.evaluate import band_text, ours_text
+from findings.provenance import campaigns
 
 from papers import PAPERS
 
@@ -104,17 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     camps = con.execute("SELECT coalesce(campaign, '?') || ': ' || count(*) FROM runs "
                         "GROUP BY campaign ORDER BY campaign").fetchall()
-    # what the findings rest on: per campaign, its scale(s), seed(s), dates and stalled runs
-    data = [dict(zip(("campaign", "runs", "scales", "seeds", "first", "last", "stalled", "commits", "hosts"), r))
-            for r in con.execute("""
-        SELECT coalesce(campaign, '?'), count(*),
-               coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.scale'), ', '), '?'),
-               coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.campaign_seed'), ', '), '–'),
-               min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled),
-               coalesce(string_agg(DISTINCT left(json_extract_string(meta_json, '$.tools.repo_commit'), 7), ', '),
-                        '–'),
-               coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.host.hostname'), ', '), '–')
-        FROM runs GROUP BY ALL ORDER BY 1""").fetchall()]
+    # what the findings rest on: per campaign, its scale(s), seed(s), dates, commit, host, stalled runs
+    data = campaigns(con)
     n_problems = con.execute("SELECT count(*) FROM problems").fetchone()[0]
     problems = [dict(zip(("reason", "n", "example"), r)) for r in con.execute("""
         SELECT regexp_replace(reason, '[0-9]+', 'N', 'g') AS kind, count(*), min(source || ': ' || reason)

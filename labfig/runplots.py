@@ -111,7 +111,9 @@ def _labels(con, run_id: str, trace: str, conn_id: int) -> pl.DataFrame:
 def thin(df: pl.DataFrame, keys: list[str], time: str, values: list[str], budget: int) -> tuple[pl.DataFrame, str]:
     """At most ``budget`` rows of ``df``: all of them when they fit, else per group of
     ``keys`` and time bin the rows holding each of ``values``' minimum and maximum (the
-    envelope a time-sequence graph shows at any zoom the bins allow)."""
+    envelope a time-sequence graph shows at any zoom the bins allow). A bin with no more
+    rows than the envelope would keep is kept whole: a sparse stretch (a slow subflow, a
+    few retransmissions) keeps every packet, so its points are not joined into a line."""
     if df.height <= budget:
         return df, ""
     span = (df[time].max() - df[time].min()) or 1.0
@@ -121,16 +123,19 @@ def thin(df: pl.DataFrame, keys: list[str], time: str, values: list[str], budget
     while True:
         d = df.with_row_index("_i").with_columns(
             _bin=((pl.col(time) - df[time].min()) / span * nbins).floor().clip(0, nbins - 1).cast(pl.Int32))
-        picks = []
+        d = d.with_columns(_n=pl.len().over(keys + ["_bin"]))
+        picks = [d.filter(pl.col("_n") <= per_bin)["_i"]]
+        dense = d.filter(pl.col("_n") > per_bin)
         for v in values:
-            g = d.filter(pl.col(v).is_not_null()).group_by(keys + ["_bin"]).agg(
+            g = dense.filter(pl.col(v).is_not_null()).group_by(keys + ["_bin"]).agg(
                 pl.col("_i").sort_by(v).first().alias("a"), pl.col("_i").sort_by(v).last().alias("b"))
             picks += [g["a"], g["b"]]
-        idx = pl.concat(picks).unique() if picks else pl.Series("_i", [], dtype=pl.UInt32)
-        out = d.filter(pl.col("_i").is_in(idx.implode())).drop("_i", "_bin")
+        idx = pl.concat(picks).unique()
+        out = d.filter(pl.col("_i").is_in(idx.implode())).drop("_i", "_bin", "_n")
         if out.height <= budget or nbins == 1:
             width = span / nbins
-            return out, f"pre-aggregated: {df.height:,} rows drawn as {out.height:,} (per subflow and {_fmt_s(width)} bin, the lowest and highest)"
+            return out, (f"pre-aggregated: {df.height:,} rows drawn as {out.height:,} (per subflow and "
+                         f"{_fmt_s(width)} bin, the lowest and highest; bins of ≤ {per_bin} rows whole)")
         nbins = max(1, int(nbins * budget / out.height * 0.9))
 
 
@@ -187,7 +192,10 @@ def _subtitle(view: RunView, trace_role: str, *extra: str) -> list[str]:
 def seq_chart(df: pl.DataFrame, title: str, subtitle: list[str]) -> alt.VConcatChart:
     x = alt.X("t_s:Q", title="time since the connection's first SYN (s)")
     color = _color(df)
-    shape = alt.Shape("mark:N", title="packet", scale=alt.Scale(domain=MARKS, range=SHAPES))
+    # the legend lists the marks this run has (no "reinjection" entry when there is none)
+    present = [m for m in MARKS if m in set(df["mark"].drop_nulls().to_list())] or MARKS[:1]
+    shape = alt.Shape("mark:N", title="packet",
+                      scale=alt.Scale(domain=present, range=[SHAPES[MARKS.index(m)] for m in present]))
     tip = ["subflow:N", "frame:Q", alt.Tooltip("t_s:Q", format=".6f", title="time (s)"), "dsn:Q", "ssn:Q",
            "payload_bytes:Q", "mark:N", alt.Tooltip("ofo_delay_ms:Q", format=".3f", title="OFO delay (ms)")]
     base = alt.Chart(df)
@@ -378,20 +386,31 @@ def throughput_chart(df: pl.DataFrame, ref: pl.DataFrame, w: float, title: str, 
     x = alt.X("t_s:Q", title="time since the connection's first SYN (s)")
     color = _color(df)
     zoom = alt.selection_interval(bind="scales", name="zoom_tput", encodings=["x"])
+    ref = ref.filter(pl.col("rate_mbit").is_not_null())
+    refd = pl.DataFrame()
+    if ref.height:
+        labels = df.filter(pl.col("subflow") != TOTAL).select("subflow").unique().with_columns(
+            path=pl.col("subflow").str.replace(r" \(sf \d+\)$", ""))
+        refd = ref.join(labels, on="path", how="inner").with_columns(
+            label=pl.format("{} configured: {} Mbit/s", "path", pl.col("rate_mbit").round(3)))
+    # head room above the highest line and configured rate, so a rate line is never the chart's border
+    top = max([v for v in [df["mbit_s"].max(), refd["rate_mbit"].max() if refd.height else None] if v is not None]
+              or [1.0]) * 1.15
+    y = alt.Y("mbit_s:Q", title=f"throughput (Mbit/s, {_fmt_s(w)} bins)", scale=alt.Scale(domain=[0, top]))
     lines = alt.Chart(df).mark_line(interpolate="step-after").encode(
-        x=x, y=alt.Y("mbit_s:Q", title=f"throughput (Mbit/s, {_fmt_s(w)} bins)"), color=color,
+        x=x, y=y, color=color,
         strokeDash=alt.condition(f"datum.subflow == '{TOTAL}'", alt.value([5, 3]), alt.value([1, 0])),
         tooltip=["subflow:N", alt.Tooltip("t_s:Q", title="bin start (s)"), "bytes:Q",
                  alt.Tooltip("mbit_s:Q", format=".2f", title="Mbit/s")]).add_params(zoom)
     layers = [lines]
-    ref = ref.filter(pl.col("rate_mbit").is_not_null())
-    if ref.height:
-        labels = df.filter(pl.col("subflow") != TOTAL).select("subflow").unique().with_columns(
-            path=pl.col("subflow").str.replace(r" \(sf \d+\)$", ""))
-        refd = ref.join(labels, on="path", how="inner")
-        if refd.height:
-            layers.append(alt.Chart(refd).mark_rule(strokeDash=[2, 2], opacity=0.7).encode(
-                y="rate_mbit:Q", color=color, tooltip=["path:N", alt.Tooltip("rate_mbit:Q", title="configured Mbit/s")]))
+    if refd.height:
+        rule = alt.Chart(refd)
+        layers += [rule.mark_rule(strokeDash=[2, 2], opacity=0.8).encode(
+                       y=alt.Y("rate_mbit:Q", scale=alt.Scale(domain=[0, top])), color=color,
+                       tooltip=["path:N", alt.Tooltip("rate_mbit:Q", title="configured Mbit/s")]),
+                   rule.mark_text(align="right", baseline="bottom", dy=-2, fontSize=10).encode(
+                       x=alt.value(WIDTH - 2), y=alt.Y("rate_mbit:Q", scale=alt.Scale(domain=[0, top])),
+                       text="label:N", color=color)]
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT,
                                          title=alt.Title(title, subtitle=subtitle, anchor="start"))
 

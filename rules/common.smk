@@ -224,38 +224,9 @@ def all_run_dirs(wildcards=None):
 
 
 def print_summary():
-    """The main job's last lines: what the findings rest on, their verdicts, and every
-    failed, repeated or left-out run (the report lists them with reasons)."""
-    import csv
-    from collections import Counter
+    """The main job's last lines (labfig.summary: data, verdicts, failed/repeated runs,
+    whether a failed capture touches a verdict; `make reproduce-all` turns that into its exit status)."""
+    from labfig.summary import summary
 
-    lines = [f"data: {data_source()}"]
-    findings_csv = Path(f"{RESULTS}/findings.csv")
-    if findings_csv.exists():
-        rows = list(csv.DictReader(findings_csv.open()))
-        c = Counter(r["magnitude_verdict"] for r in rows)
-        lines.append(
-            f"findings: {len(rows)} rows: "
-            + ", ".join(f"{n} {v}" for v, n in c.most_common())
-            + f" ({findings_csv})"
-        )
-    issues_csv = Path(f"{REPORT_DIR}/run-issues.csv")
-    if issues_csv.exists():
-        rows = list(csv.DictReader(issues_csv.open()))
-        c = Counter(r["what"] for r in rows)
-        if rows:
-            lines.append(
-                "runs: "
-                + ", ".join(f"{n} {w}" for w, n in c.most_common())
-                + f" ({issues_csv}; the report lists them with reasons)"
-            )
-        else:
-            lines.append("runs: every run completed at its first attempt")
-        if c.get("failed"):
-            lines.append(
-                f"WARNING: {c['failed']} capture(s) failed: their groups have fewer runs;"
-                " a group below 5 runs gets 'no data' (rerun: the capture resumes where it stopped)"
-            )
-    if Path(f"{REPORT_DIR}/index.html").exists():
-        lines.append(f"report: {REPORT_DIR}/index.html")
+    lines, _ = summary(Path(RESULTS), data_source())
     print("\n".join(lines), file=sys.stderr)

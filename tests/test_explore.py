@@ -336,3 +336,42 @@ def test_lab_database_defaults_to_the_samples_when_there_is_no_lab_database(tmp_
         lab.database(str(tmp_path / "nope.duckdb"))
     env = lab.environment(db)
     assert env["MPTCP_LAB_DB"] == str(db) and env["JUPYTER_CONFIG_PATH"].startswith(str(tmp_path / "config"))
+
+
+def test_thin_keeps_sparse_stretches_whole_and_the_envelope_of_dense_ones():
+    from labfig.runplots import thin
+    # one subflow: 20,000 packets in the first second, then 30 packets spread over 9 s
+    dense = pl.DataFrame({"subflow": ["a"] * 20_000, "t_s": [i / 20_000 for i in range(20_000)],
+                          "dsn": list(range(20_000))})
+    sparse = pl.DataFrame({"subflow": ["a"] * 30, "t_s": [1 + 0.3 * i for i in range(30)],
+                           "dsn": list(range(20_000, 20_030))})
+    out, note = thin(pl.concat([dense, sparse]), ["subflow"], "t_s", ["dsn"], 1000)
+    assert out.height <= 1000 and "pre-aggregated" in note
+    # every packet of the sparse stretch is drawn; the dense second is drawn as its envelope
+    assert set(sparse["dsn"]) <= set(out["dsn"])
+    assert out.filter(pl.col("t_s") < 1).height < 1000 and 0 in set(out["dsn"])
+
+
+def test_seq_legend_lists_only_the_marks_that_occur():
+    from labfig.runplots import seq_chart
+    df = pl.DataFrame({"subflow": ["wifi (sf 0)"] * 3, "kind": ["data", "data", "ack"], "t_s": [0.1, 0.2, 0.3],
+                       "dsn": [1, 1001, None], "ssn": [1, 1001, None], "ack": [None, None, 2001],
+                       "payload_bytes": [1000, 1000, 0], "mark": ["new data", "retransmission", None],
+                       "ofo_delay_ms": [None, None, None], "ofo_end_s": [None, None, None], "frame": [1, 2, 3]})
+    spec = seq_chart(df, "t", []).to_dict()
+    domains = [l["encoding"]["shape"]["scale"]["domain"] for v in spec["vconcat"] for l in v["layer"]
+               if "shape" in l.get("encoding", {})]
+    assert domains and all(d == ["new data", "retransmission"] for d in domains)
+
+
+def test_throughput_rate_line_is_labelled_and_inside_the_chart():
+    from labfig.runplots import throughput_chart
+    df = pl.DataFrame({"subflow": ["wifi (sf 0)", "wifi (sf 0)", "all subflows"], "t_s": [0.0, 1.0, 0.0],
+                       "bytes": [1_000_000, 1_250_000, 1_000_000], "mbit_s": [8.0, 10.0, 8.0]})
+    ref = pl.DataFrame({"path": ["wifi"], "rate_mbit": [10.0]})
+    spec = throughput_chart(df, ref, 1.0, "t", []).to_dict()
+    top = spec["layer"][0]["encoding"]["y"]["scale"]["domain"][1]
+    assert top > 10.0, "the configured rate (10 Mbit/s, also the highest bin) sits below the chart's top"
+    texts = [l for l in spec["layer"] if (l["mark"]["type"] if isinstance(l["mark"], dict) else l["mark"]) == "text"]
+    rows = [r for d in spec["datasets"].values() for r in d if "label" in r]
+    assert texts and rows[0]["label"] == "wifi configured: 10.0 Mbit/s"

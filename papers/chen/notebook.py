@@ -209,7 +209,8 @@ render(dt_runs, dt_chart, "download_time",
                "carrier, log scale; below each: the claims' MP-2 ÷ faster-single-path estimates with 95 % CIs.",
        paper_ref="Chen et al. IMC'13 Fig. 2, 4, 6, 9",
        empty_msg="No chen runs with a download time in this database (campaign chen: SP-wifi, SP-lte, MP-2, "
-                 "MP-4 downloads).")
+                 "MP-4 downloads).",
+       runs_by=["carrier", "config", "size"])
 
 # %% [markdown]
 # ## Share of the traffic on the cellular path (Fig. 3, 5, 10)
@@ -277,7 +278,8 @@ render(share_runs, share_chart, "cellular_share",
        "Share of the traffic on the cellular path per carrier (Chen Fig. 3, 5, 7, 10)",
        caption="Dots: MPTCP runs; squares with bars: the claims' medians with 95 % CIs; dashed: the paper's 50 %.",
        paper_ref="Chen et al. IMC'13 Fig. 3, 5, 7, 10",
-       empty_msg="No chen MPTCP run with a cellular share in this database (MP-2 or MP-4 runs, server trace).")
+       empty_msg="No chen MPTCP run with a cellular share in this database (MP-2 or MP-4 runs, server trace).",
+       runs_by=["carrier", "config", "size"])
 
 # %% [markdown]
 # ## Packet RTT per path and carrier (Fig. 12)
@@ -613,7 +615,8 @@ render(t6_runs, t6_chart, "table6_ofo_rtt", "Per-connection out-of-order delay a
        caption="Dots: runs' means; black: Table 6's mean ± s.e. (labelled); squares with bars: the claims' means "
                "with 95 % CIs (chen-ofo-att-4mb, chen-ofo-sprint-4mb).",
        paper_ref="Chen et al. IMC'13 Table 6",
-       empty_msg="No chen MP-2 (lia) runs of 4 MB or more with AT&T, Verizon or Sprint in this database.")
+       empty_msg="No chen MP-2 (lia) runs of 4 MB or more with AT&T, Verizon or Sprint in this database.",
+       runs_by=["metric", "path", "size"])
 
 # %% [markdown]
 # ## The claims, group by group
@@ -701,7 +704,8 @@ render(sp_runs, sp_chart, "single_path_loss_rtt", "Single-path loss and RTT per 
        caption="Dots: single-path runs; black: the paper's tables (mean ± s.e., labelled; ~ = < 0.03 %); squares "
                "with bars: the lab checks' estimates with 95 % CIs.",
        paper_ref="Chen et al. IMC'13 Tables 2, 3, 4, 5",
-       empty_msg="No chen single-path (SP-wifi, SP-lte) runs in this database.")
+       empty_msg="No chen single-path (SP-wifi, SP-lte) runs in this database.",
+       runs_by=["metric", "path", "size"])
 
 # %% [markdown]
 # ## Lab checks: the emulated paths against the paper's tables

@@ -99,7 +99,8 @@ def sweep_chart(d):
 
 render(runs, sweep_chart, "throughput_vs_buffer", "Throughput vs buffer size (CS244 Fig. 3, Raiciu Fig. 9)",
        caption="Dots: runs; squares with bars: the claims' means and 95 % intervals; dashed: CS244's numbers.",
-       paper_ref="CS244 Fig. 3; Raiciu et al. NSDI'12 Fig. 9")
+       paper_ref="CS244 Fig. 3; Raiciu et al. NSDI'12 Fig. 9",
+       runs_by=["configuration", "buffer"])
 
 # %% [markdown]
 # ## The claims, group by group

@@ -181,7 +181,8 @@ render(runs7, fig7_chart, "tcp_vs_mptcp_per_size", "MPTCP vs single-path TCP per
        caption="Dots: runs; lines: each configuration's median run; bottom: the claims' ratio estimates with "
                "95 % intervals.",
        paper_ref="Deng et al. IMC'14 Fig. 7a, 7b",
-       empty_msg="No deng runs at wifi-much-faster or comparable (SP-wifi, SP-lte, MP-2 with reno and lia).")
+       empty_msg="No deng runs at wifi-much-faster or comparable (SP-wifi, SP-lte, MP-2 with reno and lia).",
+       runs_by=["scenario", "configuration", "size_label"])
 
 # %% [markdown]
 # ## Relative difference between LTE and WiFi as the primary subflow (Fig. 8)

@@ -367,7 +367,8 @@ render(sym, fig3, "fig3_equal_rtt",
                "shaded and black: the paper's band and number, labelled.",
        paper_ref="Fig. 3, §IV",
        empty_msg="No ditg runs over equal loss-free 100-Mbit/s paths with both TCP and MPTCP (campaign ditg, "
-                 "scenario sym-rtt40).")
+                 "scenario sym-rtt40).",
+       runs_by=["application", "transport", "rtt1"])
 
 # %% [markdown]
 # ## P2 longer than P1 (Fig. 4)
@@ -425,7 +426,8 @@ render(asym, fig4, "fig4_asymmetric_rtt",
                "shaded and black: the paper's band and number, labelled.",
        paper_ref="Fig. 4, §IV",
        empty_msg="No ditg runs with P1 at 10 ms and a longer P2 (MPTCP: asym-rtt10-20/-40/-400) with their TCP "
-                 "baseline over P1 (sym-rtt10).")
+                 "baseline over P1 (sym-rtt10).",
+       runs_by=["application", "transport", "rtt1", "rtt2"])
 
 # %% [markdown]
 # ## 10 Mbit/s against 100 Mbit/s (Fig. 5)
@@ -494,7 +496,8 @@ render(r5, fig5, "fig5_10_vs_100_mbit",
        caption="Top: runs at both rates (log). Bottom: the claims' latency ratios with 95 % intervals (log axis); "
                "black: the paper's number where it gives one, its words where it gives none.",
        paper_ref="Fig. 5, §IV",
-       empty_msg="No 10-Mbit/s ditg runs (MPTCP asym10m-rtt10-400 and TCP sym10m-rtt10) in this database.")
+       empty_msg="No 10-Mbit/s ditg runs (MPTCP asym10m-rtt10-400 and TCP sym10m-rtt10) in this database.",
+       runs_by=["application", "transport", "rate"])
 
 # %% [markdown]
 # ## Loss on P1, on P2 or on both, 40 ms (Fig. 6-8)
@@ -576,7 +579,8 @@ render(r68, fig68, "fig6_8_loss",
                "the paper's band and number, labelled (its words where it gives no number).",
        paper_ref="Fig. 6, 7, 8, §V",
        empty_msg="No lossy ditg runs over 40-ms paths (MPTCP loss-rtt40-p1/p2/both-4pct with TCP baselines "
-                 "sym-rtt40 and loss-rtt40-p1-4pct).")
+                 "sym-rtt40 and loss-rtt40-p1-4pct).",
+       runs_by=["application", "transport", "loss1", "loss2"])
 
 # %% [markdown]
 # ## The offered load: packets generated and received (lab checks)
@@ -654,7 +658,8 @@ render(load, load_chart, "offered_load",
        caption="Dots: runs (TCP over P1 under each configuration it is the baseline of); right: the lab checks' "
                "estimates with 95 % intervals against the ± 1 % margin.",
        paper_ref="§III (the same D-ITG profile over TCP and MPTCP)",
-       empty_msg="No ditg runs with ITGSend's generated packet count (result.sent_packets) in this database.")
+       empty_msg="No ditg runs with ITGSend's generated packet count (result.sent_packets) in this database.",
+       runs_by=["application", "transport", "cfg"])
 
 # %% [markdown]
 # ## The claims, group by group

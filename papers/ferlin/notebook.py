@@ -160,7 +160,8 @@ render(goodput, fig4, "goodput_vs_tcp", "MPTCP goodput relative to TCP over the 
                "claims' group estimates with 95 % intervals (ferlin-2g-hurts-wlan-25, ferlin-2g-hurts, "
                "ferlin-3g-aggregation); dashed and shaded: the paper's 'up to' numbers.",
        paper_ref="Ferlin et al. Fig. 4, §IV",
-       empty_msg="No usable ferlin run with a goodput (campaign ferlin: MP-2 and SP-wifi runs of 32 MiB).")
+       empty_msg="No usable ferlin run with a goodput (campaign ferlin: MP-2 and SP-wifi runs of 32 MiB).",
+       runs_by=["scenario", "configuration"])
 REL
 
 # %% [markdown]
@@ -304,7 +305,8 @@ render(contrib, fig9, "relative_contribution",
        caption="Per path pair, left to right: MPTCP runs (smaller ÷ larger subflow's payload bytes), the claims' "
                "mean with its 95 % interval, Table I's MPTCP row (2G/WLAN 0.27, 3G/WLAN 0.857, 2G/3G 0.074).",
        paper_ref="Ferlin et al. Fig. 9, Table I",
-       empty_msg="No usable ferlin MPTCP run with payload bytes per path (campaign ferlin, MP-2, 32 MiB).")
+       empty_msg="No usable ferlin MPTCP run with payload bytes per path (campaign ferlin, MP-2, 32 MiB).",
+       runs_by=["scenario"])
 CONTRIB_EST
 
 # %% [markdown]

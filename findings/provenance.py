@@ -1,0 +1,57 @@
+"""What a database's runs are: per campaign, how many, at which scale and seed, when,
+on which host and from which commit — from each run's meta.json as the pipeline stored it.
+
+One query, read by the findings (a ``data`` column on every row), the notebooks (each
+figure's caption) and the report (its first screen), so the three say the same thing.
+"""
+from __future__ import annotations
+
+import duckdb
+
+FIELDS = ("campaign", "runs", "scales", "seeds", "first", "last", "stalled", "commits", "hosts")
+
+SQL = """
+SELECT coalesce(campaign, '?'), count(*),
+       coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.scale'), ', '), '?'),
+       coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.campaign_seed'), ', '), '–'),
+       min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled),
+       coalesce(string_agg(DISTINCT left(json_extract_string(meta_json, '$.tools.repo_commit'), 7), ', '), '–'),
+       coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.host.hostname'), ', '), '–')
+FROM runs GROUP BY ALL ORDER BY 1"""
+
+
+def campaigns(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """One dict per campaign (``FIELDS``); empty when the database has no ``runs`` table."""
+    try:
+        return [dict(zip(FIELDS, r)) for r in con.execute(SQL).fetchall()]
+    except duckdb.Error:
+        return []
+
+
+def describe(c: dict) -> str:
+    """One campaign in words: 'ferlin: 150 runs, standard scale, seed 2015, captured
+    2026-11-26 on lab-1 from commit 8feb289'."""
+    when = c["first"] if c["first"] == c["last"] else f"{c['first']} to {c['last']}"
+    text = (f"{c['campaign']}: {c['runs']} runs, {c['scales']} scale, seed {c['seeds']}, captured {when or '?'}"
+            f" on {c['hosts']} from commit {c['commits']}")
+    return text + (f" ({c['stalled']} stalled)" if c["stalled"] else "")
+
+
+def by_paper(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """paper -> its campaigns described (``papers.of_campaign``), '; '-joined."""
+    from papers import of_campaign
+
+    out: dict[str, list[str]] = {}
+    for c in campaigns(con):
+        p = of_campaign(c["campaign"])
+        if p:
+            out.setdefault(p, []).append(describe(c))
+    return {p: "; ".join(v) for p, v in out.items()}
+
+
+def runs_per_group(ns: list[int]) -> str:
+    """'5' or '5–10': the runs behind each compared group (the smallest role of each)."""
+    if not ns:
+        return ""
+    lo, hi = min(ns), max(ns)
+    return str(lo) if lo == hi else f"{lo}–{hi}"

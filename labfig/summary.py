@@ -1,0 +1,92 @@
+"""The main job's last lines: what the findings rest on, their verdicts, every failed,
+repeated or left-out run, and whether a failed capture touches a verdict.
+
+    python -m labfig.summary --results results [--source "..."] [--check]
+
+The workflow prints the summary when it succeeds (``onsuccess`` in the Snakefile);
+``make reproduce-all`` then runs ``--check``, whose exit status tells a script whether
+the verdicts are whole: 0 when every planned run was captured (or the runs that failed
+belong to papers with no verdict), 3 when a paper whose rows are judged lost runs.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import Counter
+from pathlib import Path
+
+AFFECTED = 3
+LOST = ("failed", "interrupted")
+# verdicts that are a judgement on runs (a lost run could have moved them)
+JUDGED = ("agree", "disagree", "inconclusive", "underpowered", "direction only", "no data")
+
+
+def _rows(path: Path) -> list[dict]:
+    try:
+        with path.open(newline="") as fh:
+            return list(csv.DictReader(fh))
+    except OSError:
+        return []
+
+
+def affected(findings: list[dict], issues: list[dict]) -> dict[str, list[str]]:
+    """paper -> its runs lost to a failed or interrupted capture, for the papers that have a
+    judged row: their groups have fewer runs than planned, so a verdict may differ."""
+    from papers import of_campaign
+
+    judged = {r["paper"] for r in findings if r.get("magnitude_verdict") in JUDGED}
+    out: dict[str, list[str]] = {}
+    for i in issues:
+        p = of_campaign(i.get("campaign"))
+        if i.get("what") in LOST and p in judged:
+            out.setdefault(p, []).append(i.get("run_id") or "?")
+    return out
+
+
+def summary(results: Path, source: str = "") -> tuple[list[str], int]:
+    """(lines, exit status) for a results folder (findings.csv, report/run-issues.csv)."""
+    lines = [f"data: {source}"] if source else []
+    findings_csv, issues_csv, report = results / "findings.csv", results / "report" / "run-issues.csv", \
+        results / "report" / "index.html"
+    findings = _rows(findings_csv)
+    if findings:
+        c = Counter(r["magnitude_verdict"] for r in findings)
+        lines.append(f"findings: {len(findings)} rows: " + ", ".join(f"{n} {v}" for v, n in c.most_common())
+                     + f" ({findings_csv})")
+    issues = _rows(issues_csv)
+    if issues_csv.exists():
+        c = Counter(r["what"] for r in issues)
+        lines.append("runs: " + ", ".join(f"{n} {w}" for w, n in c.most_common())
+                     + f" ({issues_csv}; the report lists them with reasons)" if issues
+                     else "runs: every run completed at its first attempt")
+    hit = affected(findings, issues)
+    if hit:
+        lines.append("VERDICTS AFFECTED: captures failed in " + "; ".join(
+            f"{p} ({len(r)} run(s): {', '.join(r[:3])}{', …' if len(r) > 3 else ''})" for p, r in sorted(hit.items()))
+            + ": their groups have fewer runs than planned (a group below 5 runs says 'no data'); rerun the same"
+              " command: the capture resumes where it stopped")
+    elif any(i["what"] in LOST for i in issues):
+        lines.append("captures failed only in papers without judged rows: no verdict is affected")
+    if report.exists():
+        lines.append(f"report: {report}")
+    return lines, AFFECTED if hit else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m labfig.summary", description=__doc__.splitlines()[0])
+    ap.add_argument("--results", type=Path, default=Path("results"), help="the workflow's results folder")
+    ap.add_argument("--source", default="", help="where the runs come from, in words")
+    ap.add_argument("--check", action="store_true",
+                    help=f"print only when verdicts are affected; exit {AFFECTED} then, else 0")
+    a = ap.parse_args(argv)
+    lines, status = summary(a.results, a.source)
+    if not a.check:
+        print("\n".join(lines), file=sys.stderr)
+    elif status:
+        print(next(ln for ln in lines if ln.startswith("VERDICTS AFFECTED")), file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
