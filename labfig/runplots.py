@@ -148,13 +148,14 @@ def _fmt_s(s: float) -> str:
 def seq_rows(con, view: RunView, budget: int = BUDGET) -> tuple[pl.DataFrame, str]:
     """The time-sequence graph's rows at the receiver: one per data packet (``kind``
     'data': ``dsn``, ``ssn``, ``mark``, ``ofo_end_s`` when it waited for earlier data) and
-    one per ACK that moved its subflow's cumulative ACK (``kind`` 'ack': ``ack``)."""
+    one per ACK that moved its subflow's cumulative ACK (``kind`` 'ack': ``ack``) or the
+    connection's DATA_ACK (``data_ack``)."""
     if view.receiver is None:
         raise PlotError(f"run {view.run_id!r}: {view.note}")
     trace, conn, t0 = view.receiver
     d = _df(con, """
         SELECT s.subflow_id, s.frame, s.time_s - ? AS t_s, s.dsn_rel AS dsn, s.ssn_rel AS ssn, s.ack_rel AS ack,
-               s.payload_bytes, s.retransmission, s.reinjection, o.ofo_delay_ms
+               s.data_ack_rel AS data_ack, s.payload_bytes, s.retransmission, s.reinjection, o.ofo_delay_ms
         FROM seq_packets s LEFT JOIN ofo_samples o
           ON o.run_id = s.run_id AND o.trace = s.trace AND o.frame = s.frame AND s.ssn_rel IS NOT NULL
         WHERE s.run_id = ? AND s.trace = ? AND s.conn_id = ? AND s.direction = ?
@@ -169,14 +170,14 @@ def seq_rows(con, view: RunView, budget: int = BUDGET) -> tuple[pl.DataFrame, st
         .when(pl.col("retransmission")).then(pl.lit("retransmission"))
         .otherwise(pl.lit("new data")),
         ofo_end_s=pl.when(pl.col("ofo_delay_ms") > 0).then(pl.col("t_s") + pl.col("ofo_delay_ms") / 1000),
-    ).select("subflow", "subflow_id", "path", "kind", "frame", "t_s", "dsn", "ssn", "ack", "payload_bytes",
+    ).select("subflow", "subflow_id", "path", "kind", "frame", "t_s", "dsn", "ssn", "ack", "data_ack", "payload_bytes",
              "mark", "ofo_delay_ms", "ofo_end_s")
     # marked packets are few and are what a reader looks for: keep them whole when they fit
     marked = d.filter(pl.col("mark").is_in(["retransmission", "reinjection"]))
     rest = d.filter(~pl.col("mark").is_in(["retransmission", "reinjection"]) | pl.col("mark").is_null())
     if marked.height > budget // 4:
         marked, _ = thin(marked, ["subflow", "mark"], "t_s", ["dsn", "ssn"], budget // 4)
-    rest, note = thin(rest, ["subflow", "kind"], "t_s", ["dsn", "ssn", "ack", "ofo_delay_ms"],
+    rest, note = thin(rest, ["subflow", "kind"], "t_s", ["dsn", "ssn", "ack", "data_ack", "ofo_delay_ms"],
                       budget - marked.height)
     return pl.concat([rest, marked]).sort("frame"), note
 
@@ -208,14 +209,23 @@ def seq_chart(df: pl.DataFrame, title: str, subtitle: list[str]) -> alt.VConcatC
     dsn_pts = data.transform_filter("isValid(datum.dsn)").mark_point(filled=True, opacity=0.8).encode(
         x=x, y=alt.Y("dsn:Q", title="data sequence number (bytes; first byte = 1)", axis=alt.Axis(format="~s")),
         color=color, shape=shape, size=size, tooltip=tip)
-    top = alt.layer(ofo, dsn_pts).add_params(zoom_dsn).properties(
+    # the connection-level ACK: one line for the connection (the subflow it rode on does not matter)
+    dack = base.transform_filter("datum.kind == 'ack' && isValid(datum.data_ack)").mark_line(
+        interpolate="step-after", strokeWidth=1.5, color="#333333").encode(
+        x=x, y="data_ack:Q",
+        tooltip=["subflow:N", "frame:Q", alt.Tooltip("t_s:Q", format=".6f", title="time (s)"),
+                 alt.Tooltip("data_ack:Q", title="DATA_ACK")])
+    has_dack = "data_ack" in df.columns and df["data_ack"].is_not_null().any()
+    top = alt.layer(ofo, *([dack] if has_dack else []), dsn_pts).add_params(zoom_dsn).properties(
         width=WIDTH, height=HEIGHT,
         title=alt.Title("Data sequence numbers at the receiver",
-                        subtitle="horizontal line: out-of-order delay (arrival -> in-order time)"))
+                        subtitle="horizontal line: out-of-order delay (arrival -> in-order time)"
+                                 + ("; dark step line: the receiver's DATA_ACK (next data byte expected)"
+                                    if has_dack else "")))
     ssn_pts = data.mark_point(filled=True, opacity=0.8).encode(
         x=x, y=alt.Y("ssn:Q", title="subflow sequence number (bytes; first byte = 1)", axis=alt.Axis(format="~s")),
         color=color, shape=shape, size=size, tooltip=tip)
-    acks = base.transform_filter("datum.kind == 'ack'").mark_line(interpolate="step-after", strokeWidth=1.2,
+    acks = base.transform_filter("datum.kind == 'ack' && isValid(datum.ack)").mark_line(interpolate="step-after", strokeWidth=1.2,
                                                                     strokeDash=[4, 2]).encode(
         x=x, y="ack:Q", color=color, detail="subflow:N",
         tooltip=["subflow:N", "frame:Q", alt.Tooltip("t_s:Q", format=".6f", title="time (s)"),

@@ -64,4 +64,6 @@ PACKET_FIELDS: list[Field] = [
     Field("tcp.options.mptcp.datalvllen", "mp_map_len", "u16"),
     Field("tcp.options.mptcp.datafin.flag", "mp_data_fin", "u8"),
     Field("tcp.options.mptcp.backup.flag", "mp_backup", "u8"),
+    Field("tcp.options.mptcp.dataack8.flag", "mp_dack64", "u8"),
+    Field("tcp.options.mptcp.rawdataack", "mp_dack_raw", "u64"),
 ]

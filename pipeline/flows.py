@@ -29,6 +29,9 @@ TRACE_PACKETS: dict[str, pl.DataType] = {
     "rel_seq": pl.Int64,  # sequence number of the first byte, relative to the sender's ISN, unwrapped
     "rel_ack": pl.Int64,  # null when the ACK flag is off
     "dsn_rel": pl.Int64,  # data sequence number relative to the sender's IDSN (MPTCP data packets)
+    # the DSS's DATA_ACK, relative to the IDSN of the data it acknowledges (the other end's):
+    # the next data byte expected, in dsn_rel's numbering (null: none, or that key not captured)
+    "dack_rel": pl.Int64,
 }
 # One row per TCP stream, as ``find_subflows`` returns it: what the later stages read.
 SUBFLOW_COLUMNS: dict[str, pl.DataType] = {
@@ -64,7 +67,7 @@ SUBFLOWS: dict[str, pl.DataType] = {
     "is_primary": pl.Boolean,  # the subflow that opened the connection
 }
 # What map_dsn reads of the decoder's columns, besides TRACE_PACKETS.
-_MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_dsn_raw")
+_MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_dsn_raw", "mp_dack64", "mp_dack_raw")
 
 
 @dataclass
@@ -84,7 +87,8 @@ def _has_subtype(n: int) -> pl.Expr:
 # distinct values in millions of rows), one address column per end.
 _KEPT = ("frame", "time_s", "frame_bytes", "cap_bytes", "ip_id", "stream", "sport", "dport", "tcp_flags", "seq",
          "ack", "payload_bytes", "tcp_checksum", "mp_version", "mp_sendkey", "mp_recvkey", "mp_recvtok",
-         "mp_map_present", "mp_dsn64", "mp_dsn_raw", "mp_ssn", "mp_map_len", "mp_data_fin", "mp_backup")
+         "mp_map_present", "mp_dsn64", "mp_dsn_raw", "mp_ssn", "mp_map_len", "mp_data_fin", "mp_backup", "mp_dack64",
+         "mp_dack_raw")
 
 
 def compact(p: pl.DataFrame) -> pl.DataFrame:
@@ -484,6 +488,35 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
     return j.select("frame", "dsn_rel"), notes
 
 
+def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
+    """``dack_rel``: each packet's DATA_ACK relative to the IDSN of the data it
+    acknowledges (a packet going up carries the client's DATA_ACK of the server's data),
+    so that it reads as the next data byte expected in ``dsn_rel``'s numbering: the
+    connection-level ACK line of a time-sequence graph (mptcptrace draws it). A
+    connection whose acknowledged end's key was not captured gets none."""
+    p = p.with_columns(dack_rel=pl.lit(None, dtype=pl.Int64))
+    mp = sf.filter(pl.col("kind") != "tcp")
+    if mp.height == 0 or "mp_dack_raw" not in p.columns:
+        return p
+    parts = []
+    for down in (True, False):
+        acked = "client" if down else "server"  # whose data the DATA_ACKs on this way acknowledge
+        idsn_of = dict(mp.select("conn_id", f"{acked}_idsn").unique("conn_id").iter_rows())
+        a = p.lazy().filter(pl.col("down").fill_null(False) == down, pl.col("mp_dack_raw").is_not_null(),
+                            pl.col("stream").is_in(mp["stream"].implode())).select(
+            "frame", "conn_id", "mp_dack_raw", "mp_dack64").collect()
+        for (cid,), m in a.group_by(["conn_id"], maintain_order=True):  # in frame order
+            ref = idsn_of.get(cid)
+            if ref is None:
+                continue
+            rel = mptcp.relative_dsn(m["mp_dack_raw"], m["mp_dack64"].fill_null(1), int(ref) % (1 << 64))
+            parts.append(m.select("frame", rel.alias("dack_rel")))
+    if parts:
+        got = pl.concat(parts)
+        p = p.with_columns(p.select("frame").join(got, on="frame", how="left", maintain_order="left")["dack_rel"])
+    return p
+
+
 def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -> Trace:
     """``packets``: the decoder's table, or its ``compact`` form (what the pipeline
     reads). A caller that hands its only reference over lets the columns the trace does
@@ -495,6 +528,7 @@ def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset(
     p = annotate_packets(p, sf)
     p, more = map_dsn(p, sf)
     notes += more
+    p = map_data_ack(p, sf)
     # in frame order (annotate_packets): flagged, so that the metrics' sorts by frame are free
     # ``direction`` spelt out last: text is the widest column of a long trace
     p = p.with_columns(direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")))

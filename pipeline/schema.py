@@ -147,6 +147,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "time_s": pl.Float64,
         "ssn_rel": pl.Int64,  # data row: subflow sequence number of its first byte (first data byte = 1)
         "ack_rel": pl.Int64,  # ACK row: the new cumulative ACK (next byte expected, same numbering)
+        "data_ack_rel": pl.Int64,  # ACK row: the new DATA_ACK (next data byte expected, dsn_rel's numbering)
         "payload_bytes": pl.UInt32,  # 0 on ACK rows
         "dsn_rel": pl.Int64,  # data sequence number of its first byte from the sender's IDSN (first byte = 1)
         "retransmission": pl.Boolean,  # below what its subflow had already carried

@@ -13,8 +13,11 @@ to the sender's IDSN, first data byte = 1; null without a DSS mapping), and two 
   MPTCP reinjection as sent; in the receiver's it is the copy that arrived second
   (tshark's ``mptcp.reinjection_of`` marks the same packet).
 
-An ACK row (``ack_rel`` set, ``ssn_rel`` null) is a packet whose cumulative ACK of
-the subflow's data in ``direction`` was higher than any before it: the ACK line.
+An ACK row (``ssn_rel`` null) is a packet whose cumulative ACK of the subflow's data
+in ``direction`` was higher than any before it (``ack_rel``: the ACK line), or whose
+DATA_ACK of the connection's data was (``data_ack_rel``, in ``dsn_rel``'s numbering:
+the connection-level ACK line mptcptrace draws); the other of the two is null when it
+did not move.
 Only subflows and directions that carried data get ACK rows, which keeps the table
 near one and a half rows per data packet per trace.
 
@@ -41,18 +44,30 @@ def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
         pl.col("retx").alias("retransmission"),
     )
     d = d.with_columns(reinjection=_reinjections(d))
-    carried = d.select(SUB).unique()
+    carried = d.select(SUB).unique().with_columns(sub=pl.lit(True))
+    conns = d.select("conn_id", "direction").unique().with_columns(conn=pl.lit(True))
+    flip = pl.when(pl.col("direction") == "down").then(pl.lit("up")).otherwise(pl.lit("down"))
     acks = (
         # an ACK travelling up acknowledges the down direction's data, and vice versa
-        p.lazy().filter(pl.col("rel_ack").is_not_null())
+        p.lazy().filter(pl.col("rel_ack").is_not_null() | pl.col("dack_rel").is_not_null())
         .sort("frame")
-        .select("frame", "stream", "conn_id", "time_s", "rel_ack",
-                pl.when(pl.col("direction") == "down").then(pl.lit("up")).otherwise(pl.lit("down"))
-                .alias("direction"))
-        .join(carried.lazy(), on=SUB, how="semi")
-        .with_columns(before=pl.col("rel_ack").cum_max().shift(1).over(SUB))
-        .filter(pl.col("before").is_null() | (pl.col("rel_ack") > pl.col("before")))
-        .select("frame", "stream", "conn_id", "direction", "time_s", pl.col("rel_ack").alias("ack_rel"))
+        .select("frame", "stream", "conn_id", "time_s", "rel_ack", "dack_rel", flip.alias("direction"))
+        # the subflow's ACK counts on the subflows that carried data that way; the DATA_ACK
+        # (connection level) on any subflow of a connection whose data went that way
+        .join(carried.lazy(), on=SUB, how="left", maintain_order="left")
+        .join(conns.lazy(), on=["conn_id", "direction"], how="left", maintain_order="left")
+        .filter(pl.col("sub").fill_null(False) | pl.col("conn").fill_null(False))
+        .with_columns(
+            before=pl.col("rel_ack").cum_max().forward_fill().shift(1).over(SUB),
+            dbefore=pl.col("dack_rel").cum_max().forward_fill().shift(1).over("conn_id", "direction"))
+        .select("frame", "stream", "conn_id", "direction", "time_s",
+                pl.when(pl.col("sub").fill_null(False) & (pl.col("before").is_null()
+                                                          | (pl.col("rel_ack") > pl.col("before"))))
+                .then(pl.col("rel_ack")).alias("ack_rel"),
+                pl.when(pl.col("conn").fill_null(False) & (pl.col("dbefore").is_null()
+                                                           | (pl.col("dack_rel") > pl.col("dbefore"))))
+                .then(pl.col("dack_rel")).alias("data_ack_rel"))
+        .filter(pl.col("ack_rel").is_not_null() | pl.col("data_ack_rel").is_not_null())
         .collect()
     )
     # In (frame, direction) order ("down" first; the pair is unique), built column by

@@ -217,6 +217,8 @@ def test_generated_exchange_has_what_it_should():
     assert subtypes == {str(i) for i in range(9)}
     assert p.filter(pl.col("mp_subtypes").str.contains(",")).height >= 4
     assert set(p["mp_dsn64"].drop_nulls()) == {0, 1}
+    # 32- and 64-bit DATA_ACKs (the DATA_ACK line of the time-sequence graph)
+    assert set(p["mp_dack64"].drop_nulls()) == {0, 1} and p["mp_dack_raw"].drop_nulls().len() >= 4
     assert p["stream"].unique().to_list() == [0, 1]
 
 

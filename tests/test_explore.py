@@ -41,20 +41,21 @@ def seq_run(folder: Path) -> Path:
     at 30 ms. wifi brings DSN 1 (SSN 1) at 100 ms, DSN 2001 (SSN 1001) at 220 ms, DSN 1001
     (SSN 2001: the sender's reinjection of lte's data, first here) at 250 ms, and SSN 1001
     again at 300 ms (a retransmission). lte's DSN 1001 (SSN 1) arrives at 400 ms, second:
-    the reinjection mark. DSN 2001 waits 220 -> 250 ms for DSN 1001 (OFO)."""
+    the reinjection mark. DSN 2001 waits 220 -> 250 ms for DSN 1001 (OFO). The client's
+    DATA_ACK moves to 1001 at 101 ms and to 3001 at 251 ms (repeated at 301 and 401 ms)."""
     folder.mkdir()
     a = mp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
     b = join_handshake(Subflow(LTE, SRV, 40002, isn_c=7000, isn_s=90000), 0.03, 0.06, 0.06)
     d = server_idsn()
     a.data(0.100, 1, 1000, [opt_dss(dsn=d + 1, ssn=1, length=1000)])
-    a.ack(0.101, 1001)
+    a.ack(0.101, 1001, [opt_dss(data_ack=d + 1001)])
     a.data(0.220, 1001, 1000, [opt_dss(dsn=d + 2001, ssn=1001, length=1000)])
     a.data(0.250, 2001, 1000, [opt_dss(dsn=d + 1001, ssn=2001, length=1000)])
-    a.ack(0.251, 3001)
+    a.ack(0.251, 3001, [opt_dss(data_ack=d + 3001)])
     a.data(0.300, 1001, 1000, [opt_dss(dsn=d + 2001, ssn=1001, length=1000)])
-    a.ack(0.301, 3001)
+    a.ack(0.301, 3001, [opt_dss(data_ack=d + 3001)])
     b.data(0.400, 1, 1000, [opt_dss(dsn=d + 1001, ssn=1, length=1000)])
-    b.ack(0.401, 1001)
+    b.ack(0.401, 1001, [opt_dss(data_ack=d + 3001)])
     return write(folder / "client.pcap", a, b)
 
 
@@ -67,6 +68,7 @@ SEQ_DATA = [
     ("lte (sf 1)", 0.400, 1001, 1, "reinjection", None),
 ]
 # (subflow, time, cumulative ACK): the handshake's ACK (1) and each one that moved it
+SEQ_DATA_ACKS = [("wifi (sf 0)", 0.101, 1001), ("wifi (sf 0)", 0.251, 3001)]
 SEQ_ACKS = [
     ("wifi (sf 0)", 0.020, 1), ("lte (sf 1)", 0.060, 1), ("wifi (sf 0)", 0.101, 1001),
     ("wifi (sf 0)", 0.251, 3001), ("lte (sf 1)", 0.401, 1001),
@@ -98,8 +100,14 @@ def test_plot_seq_chart_data_are_the_known_sequence_numbers(seq_db, tmp_path):
                    None if r["ofo_end_s"] is None else round(r["ofo_end_s"], 6))
                   for r in rows if r["kind"] == "data")
     assert data == sorted(SEQ_DATA)
-    acks = sorted((r["subflow"], round(r["t_s"], 6), r["ack"]) for r in rows if r["kind"] == "ack")
+    acks = sorted((r["subflow"], round(r["t_s"], 6), r["ack"]) for r in rows
+                  if r["kind"] == "ack" and r["ack"] is not None)
     assert acks == sorted(SEQ_ACKS)
+    dacks = sorted((r["subflow"], round(r["t_s"], 6), r["data_ack"]) for r in rows
+                   if r["kind"] == "ack" and r["data_ack"] is not None)
+    assert dacks == SEQ_DATA_ACKS, "the DATA_ACK line: where the connection-level ACK moved"
+    layers = [l for l in json.loads(out.read_text())["vconcat"][0]["layer"] if l["encoding"]["y"]["field"] == "data_ack"]
+    assert len(layers) == 1 and "line" in str(layers[0]["mark"])
     # the same chart as SVG, PNG and interactive HTML (scale-bound interval selections)
     for ext, magic in ((".svg", b"<svg"), (".png", b"\x89PNG"), (".html", b"vega")):
         f = tmp_path / f"seq{ext}"

@@ -34,6 +34,8 @@ const FIELDS: &[(&str, &str, &str)] = &[
     ("tcp.options.mptcp.datalvllen", "mp_map_len", "u16"),
     ("tcp.options.mptcp.datafin.flag", "mp_data_fin", "u8"),
     ("tcp.options.mptcp.backup.flag", "mp_backup", "u8"),
+    ("tcp.options.mptcp.dataack8.flag", "mp_dack64", "u8"),
+    ("tcp.options.mptcp.rawdataack", "mp_dack_raw", "u64"),
 ];
 
 fn main() {

@@ -52,6 +52,8 @@ enum Source {
     MpMapLen,
     MpDataFin,
     MpBackup,
+    MpDack64,
+    MpDackRaw,
 }
 
 const SOURCES: &[(&str, Source)] = &[
@@ -84,6 +86,8 @@ const SOURCES: &[(&str, Source)] = &[
     ("tcp.options.mptcp.datalvllen", Source::MpMapLen),
     ("tcp.options.mptcp.datafin.flag", Source::MpDataFin),
     ("tcp.options.mptcp.backup.flag", Source::MpBackup),
+    ("tcp.options.mptcp.dataack8.flag", Source::MpDack64),
+    ("tcp.options.mptcp.rawdataack", Source::MpDackRaw),
 ];
 
 /// One column the caller asks for.
@@ -216,6 +220,8 @@ chunk! {
         mp_ssn: Option<u32>,
         mp_map_len: Option<u16>,
         mp_data_fin: Option<u8>,
+        mp_dack64: Option<u8>,
+        mp_dack_raw: Option<u64>,
     }
     sparse {
         odd: (u32, Odd),
@@ -444,6 +450,8 @@ fn column(c: &Chunk, col: &Column, dtype: &str, odd: &OnceCell<(Vec<bool>, Vec<b
         (Source::MpMapPresent, "u8") => return optional::<UInt8Type>(&c.mp_map_present[..n]),
         (Source::MpDsn64, "u8") => return optional::<UInt8Type>(&c.mp_dsn64[..n]),
         (Source::MpDsnRaw, "u64") => return optional::<UInt64Type>(&c.mp_dsn_raw[..n]),
+        (Source::MpDack64, "u8") => return optional::<UInt8Type>(&c.mp_dack64[..n]),
+        (Source::MpDackRaw, "u64") => return optional::<UInt64Type>(&c.mp_dack_raw[..n]),
         (Source::MpSsn, "u32") => return optional::<UInt32Type>(&c.mp_ssn[..n]),
         (Source::MpMapLen, "u16") => return optional::<UInt16Type>(&c.mp_map_len[..n]),
         (Source::MpDataFin, "u8") => return optional::<UInt8Type>(&c.mp_data_fin[..n]),
@@ -520,6 +528,8 @@ fn column(c: &Chunk, col: &Column, dtype: &str, odd: &OnceCell<(Vec<bool>, Vec<b
         Source::MpMapPresent => u!(|i| c.mp_map_present[i].map(u64::from)),
         Source::MpDsn64 => u!(|i| c.mp_dsn64[i].map(u64::from)),
         Source::MpDsnRaw => u!(|i| c.mp_dsn_raw[i]),
+        Source::MpDack64 => u!(|i| c.mp_dack64[i].map(u64::from)),
+        Source::MpDackRaw => u!(|i| c.mp_dack_raw[i]),
         Source::MpSsn => u!(|i| c.mp_ssn[i].map(u64::from)),
         Source::MpMapLen => u!(|i| c.mp_map_len[i].map(u64::from)),
         Source::MpDataFin => u!(|i| c.mp_data_fin[i].map(u64::from)),
@@ -755,6 +765,8 @@ impl State {
         c.mp_ssn[r] = mp.ssn;
         c.mp_map_len[r] = mp.map_len;
         c.mp_data_fin[r] = mp.data_fin;
+        c.mp_dack64[r] = mp.dack64;
+        c.mp_dack_raw[r] = mp.dack_raw;
         c.rows += 1;
         self.rows.len() < self.chunk_rows
     }

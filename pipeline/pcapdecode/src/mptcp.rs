@@ -37,6 +37,9 @@ pub struct MptcpFields {
     pub map_len: Option<u16>,
     pub data_fin: Option<u8>,
     pub backup: Option<u8>,
+    /// DSS's Data ACK as captured (4 or 8 bytes, per `dack64`) and its length flag.
+    pub dack_raw: Option<u64>,
+    pub dack64: Option<u8>,
 }
 
 impl MptcpFields {
@@ -71,6 +74,8 @@ impl MptcpFields {
         self.map_len = None;
         self.data_fin = None;
         self.backup = None;
+        self.dack_raw = None;
+        self.dack64 = None;
     }
 }
 
@@ -208,12 +213,10 @@ pub fn decode_mptcp(opt: &[u8], optlen: usize, out: &mut MptcpFields) -> Option<
             first(&mut out.data_fin, (flags >> 4) & 1);
             first(&mut out.dsn64, (flags >> 3) & 1);
             first(&mut out.map_present, (flags >> 2) & 1);
+            first(&mut out.dack64, (flags >> 1) & 1);
             if flags & 0x01 != 0 {
-                if flags & 0x02 != 0 {
-                    c.u64()?;
-                } else {
-                    c.u32()?;
-                }
+                let ack = if flags & 0x02 != 0 { c.u64()? } else { c.u32()? as u64 };
+                first(&mut out.dack_raw, ack);
             }
             if flags & 0x04 != 0 {
                 let dsn = if flags & 0x08 != 0 { c.u64()? } else { c.u32()? as u64 };
@@ -276,6 +279,7 @@ mod tests {
         whole(&opt(0x20, &body), &mut f);
         assert_eq!(f.dsn_raw, Some(0xdead_beef));
         assert_eq!((f.map_present, f.dsn64, f.data_fin, f.map_len), (Some(1), Some(0), Some(0), Some(1400)));
+        assert_eq!((f.dack_raw, f.dack64), (Some(5), Some(0)));
         let mut body = vec![0x1f]; // F m M a A
         body.extend(5u64.to_be_bytes());
         body.extend(u64::MAX.to_be_bytes());
@@ -284,6 +288,11 @@ mod tests {
         let mut f = MptcpFields::default();
         whole(&opt(0x20, &body), &mut f);
         assert_eq!((f.dsn_raw, f.dsn64, f.data_fin), (Some(u64::MAX), Some(1), Some(1)));
+        assert_eq!((f.dack_raw, f.dack64), (Some(5), Some(1)));
+        // a DSS without the A flag: the length flag is read, no DATA_ACK
+        let mut f = MptcpFields::default();
+        whole(&opt(0x20, &[0x02]), &mut f);
+        assert_eq!((f.dack_raw, f.dack64), (None, Some(1)));
     }
 
     #[test]
