@@ -175,13 +175,18 @@ def dt_panel(carrier: str) -> alt.VConcatChart:
     top = alt.layer(whisker, box, med, dots).properties(
         width=width, height=240, title=alt.TitleParams(CARRIERS.get(carrier, carrier), anchor="start"))
     e = dt_est.filter(pl.col("carrier") == carrier)
-    ys = [0.8, 1.3] + [v for v in e["ci_low"].to_list() + e["ci_high"].to_list() if finite(v)]
-    ry = alt.Scale(domain=[min(ys) * 0.95, max(ys) * 1.05], nice=False)
+    ys = [0.8, 1.3] + [v for v in e["ci_low"].to_list() + e["ci_high"].to_list() if finite(v) and v > 0]
+    # a log axis when one wide interval would flatten the others (and the 1 and 1.2 lines) to a line
+    wide = max(ys) / min(ys) > 4
+    ry = alt.Scale(domain=[min(ys) * 0.95, max(ys) * 1.05], nice=False, **({"type": "log"} if wide else {}))
+    ytitle = ["MP-2 ÷ faster SP", "(medians, log)" if wide else "(medians)"]
     rules = alt.Chart(CLOSE).mark_rule(strokeDash=[5, 4], color="black").encode(
-        y=alt.Y("y:Q", scale=ry, title=["MP-2 ÷ faster SP", "(medians)"]))
-    rule_text = halo_text(CLOSE, align="left", baseline="bottom", dy=-2, fontSize=10,
-                          enc=dict(x=alt.value(4), y=alt.Y("y:Q", scale=ry), text="label:N"))
-    layers = [rules, rule_text]
+        y=alt.Y("y:Q", scale=ry, title=ytitle, axis=alt.Axis(format="~g")))
+    # the paper's 1.2 labelled above its line, the 1 below its own: the two lines are close
+    rule_text = [halo_text(CLOSE.filter(pl.col("y") == y), align="left", baseline=bl, dy=dy, fontSize=10,
+                           enc=dict(x=alt.value(4), y=alt.Y("y:Q", scale=ry), text="label:N"))
+                 for y, bl, dy in ((1.2, "bottom", -2), (1.0, "top", 2))]
+    layers = [rules, *rule_text]
     if e.height:
         fill = alt.Fill("verdict:N", scale=VERDICT, title="claim group's magnitude verdict")
         stroke = alt.Stroke("verdict:N", scale=VERDICT, title="claim group's magnitude verdict")
