@@ -159,7 +159,7 @@ def seq_rows(con, view: RunView, budget: int = BUDGET) -> tuple[pl.DataFrame, st
         FROM seq_packets s LEFT JOIN ofo_samples o
           ON o.run_id = s.run_id AND o.trace = s.trace AND o.frame = s.frame AND s.ssn_rel IS NOT NULL
         WHERE s.run_id = ? AND s.trace = ? AND s.conn_id = ? AND s.direction = ?
-        ORDER BY s.frame""", [t0, view.run_id, trace, conn, view.direction])
+        ORDER BY s.time_s, s.frame""", [t0, view.run_id, trace, conn, view.direction])
     if d.is_empty():
         raise PlotError(f"run {view.run_id!r}: no seq_packets rows for {trace} (analysed before the table "
                         f"existed? analyse the run again)")
@@ -179,7 +179,7 @@ def seq_rows(con, view: RunView, budget: int = BUDGET) -> tuple[pl.DataFrame, st
         marked, _ = thin(marked, ["subflow", "mark"], "t_s", ["dsn", "ssn"], budget // 4)
     rest, note = thin(rest, ["subflow", "kind"], "t_s", ["dsn", "ssn", "ack", "data_ack", "ofo_delay_ms"],
                       budget - marked.height)
-    return pl.concat([rest, marked]).sort("frame"), note
+    return pl.concat([rest, marked]).sort("t_s", "frame"), note
 
 
 def _subtitle(view: RunView, trace_role: str, *extra: str) -> list[str]:

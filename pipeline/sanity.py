@@ -9,6 +9,10 @@ wrong becomes a note (a problems row), and exact duplicates are dropped.
 * Timestamps that go backwards make negative durations; timestamps that are
   impossible (all equal, 1970 mixed with recent dates, in the future) make every
   duration meaningless, so time-based metrics are not computed from such a trace.
+* A capture whose order is not its time order while each sender's own packets are in
+  time order (``tcpdump -i any``, several interfaces or capture queues: an ACK written
+  after data it was stamped before) is put in timestamp order for the metrics, as the
+  packets happened; the tables keep the capture's frame numbers (``Checked.frames``).
 """
 from __future__ import annotations
 
@@ -33,6 +37,9 @@ class Checked:
     packets: pl.DataFrame
     notes: list[str] = field(default_factory=list)
     time_unusable: bool = False
+    # when the packets were put in timestamp order: the capture's frame number of each row
+    # (their ``frame`` is then 1..n in time order; ``restore_frames`` maps a table back)
+    frames: pl.Series | None = None
 
 
 def check(packets: pl.DataFrame, now_s: float | None = None) -> Checked:
@@ -99,15 +106,48 @@ def _timestamps(c: Checked, now_s: float) -> None:
             why = f"{future} packets are dated in the future (up to {when})"
     steps = t.diff().drop_nulls()
     back = steps.filter(steps < 0)
+    if back.len() and why is None and _senders_in_order(p):
+        _put_in_time_order(c, back.len(), -back.min())
+        return
     if back.len():
         worst = -back.min()
         msg = f"timestamps go backwards {back.len()} times (by up to {worst:.6f} s)"
         many = back.len() > max(BACKWARDS_TOLERATED_N, BACKWARDS_TOLERATED_SHARE * t.len())
         if why is None and (worst > BACKWARDS_TOLERATED_S or many):
-            why = msg
+            why = msg + ", also within one sender's packets"
         elif why is None:
             c.notes.append(msg + "; durations across those points may be wrong (negative ones are dropped)")
     if why:
         c.time_unusable = True
         c.notes.append(f"impossible timestamps: {why}; time-based metrics (RTT, OFO delay, download time) "
                        "left empty, byte and packet counts kept")
+
+
+def _senders_in_order(p: pl.DataFrame) -> bool:
+    """Is every sender's (source address) own sequence of packets in time order? Then
+    the capture's disorder is only between senders (interfaces, capture queues)."""
+    src = "src" if "src" in p.columns else None
+    if src is None:
+        return False
+    q = p if p["frame"].is_sorted() else p.sort("frame")
+    return not q.select((pl.col("time_s").diff() < 0).any().over(src).any()).item()
+
+
+def _put_in_time_order(c: Checked, n_back: int, worst: float) -> None:
+    p = c.packets
+    order = p.select(pl.arg_sort_by("time_s", "frame")).to_series()
+    c.frames = p["frame"].gather(order)
+    c.packets = p[order].with_columns(frame=pl.int_range(1, p.height + 1, dtype=pl.UInt32))
+    c.notes.append(
+        f"capture order repaired: timestamps go backwards {n_back} times (by up to {worst:.6f} s) between "
+        "senders, never within one sender's packets (several interfaces or capture queues, e.g. tcpdump -i any); "
+        "the metrics read the packets in timestamp order, the tables keep the capture's frame numbers")
+
+
+def restore_frames(table: pl.DataFrame, frames: pl.Series | None, columns: tuple[str, ...] = ("frame",)
+                   ) -> pl.DataFrame:
+    """``table``'s frame columns back to the capture's numbers (after ``_put_in_time_order``)."""
+    if frames is None or table.is_empty():
+        return table
+    return table.with_columns(frames.gather(table[c].cast(pl.Int64) - 1).cast(table.schema[c]).alias(c)
+                              for c in columns if c in table.columns)

@@ -86,6 +86,7 @@ def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
         decoded()
     problems += [problem(run_id, source, "extract", n) for n in checked.notes]
     # The path map names the client's addresses, which settles who is client.
+    frames = checked.frames
     tr = flows.build_trace(_take_packets(checked), frozenset(path_map or ()))
     tr.time_unusable = checked.time_unusable
     problems += [problem(run_id, source, "metrics", n) for n in tr.notes]
@@ -100,7 +101,9 @@ def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
     elif inferred is not None and inferred != v:
         problems.append(problem(run_id, source, "metrics",
                                 f"treated as the {v}'s capture, but handshake timing suggests the {inferred}'s"))
-    return trace_tables(tr, run_id, source, v, path_map or {}, problems), problems
+    out = trace_tables(tr, run_id, source, v, path_map or {}, problems)
+    # packets read in timestamp order (sanity): the rows name the capture's own frames
+    return {k: sanity.restore_frames(t, frames) for k, t in out.items()}, problems
 
 
 def _take_packets(holder) -> pl.DataFrame:

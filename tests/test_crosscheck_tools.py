@@ -297,3 +297,34 @@ def test_thirdparty_uploads_match_tshark(pcap):
     assert t["connections"].filter(transport="mptcp")["conn_id"].n_unique() == len(streams)
     bulk = t["connections"].sort("payload_bytes").row(-1, named=True)
     assert bulk["direction"] == "up" and bulk["payload_bytes"] > 1_000_000
+
+
+@pytest.mark.parametrize("pcap", THIRD_PCAPS or [None], ids=[p.name for p in THIRD_PCAPS] or ["none"])
+def test_thirdparty_rtt_whatever_the_capture_order(pcap):
+    """Captures whose timestamps go backwards between senders (tcpdump -i any, several
+    queues) keep their RTT: every bulk subflow the trace sends has samples; on the
+    segments tshark times too, ours are tshark's ``ack_rtt``; a loss-free subflow's median
+    is within 15 % of tshark's. A lossy one's is not compared: the lab's RTT (Chen §3.3) times
+    every packet to the first cumulative ACK past it, so packets sent while a hole was open
+    count the wait for the hole, where tshark times one segment per ACK."""
+    if pcap is None:
+        pytest.skip(f"no third-party captures in {THIRDPARTY} (scripts/fetch-thirdparty.sh could not download them)")
+    t, problems = tables.analyze_trace(pcap, pcap.stem)
+    assert not any("impossible timestamps" in p["reason"] for p in problems), problems
+    bulk = t["subflows"].filter(pl.col("payload_bytes") > 100_000, pl.col("loss_rate").is_not_null())
+    if bulk.is_empty():  # the receiver's trace of its bulk: completion time and OFO delay instead
+        got = t["connections"].filter(pl.col("payload_bytes") > 100_000)["download_time_s"]
+        assert got.null_count() == 0 and (got > 0).all(), t["connections"]
+        if "ofo_samples" in t and t["ofo_samples"].height:
+            assert (t["ofo_samples"]["ofo_delay_ms"].drop_nulls() >= 0).all()
+        return
+    assert (bulk["rtt_samples"] > 20).all(), bulk.select("subflow_id", "rtt_samples")
+    ts = tshark_fields(pcap, "tcp.stream", "tcp.analysis.acks_frame", "tcp.analysis.ack_rtt",
+                       filt="tcp.analysis.ack_rtt").select(
+        pl.col("tcp.stream").cast(pl.Int64).alias("stream"), pl.col("tcp.analysis.acks_frame").cast(pl.Int64).alias("frame"),
+        (pl.col("tcp.analysis.ack_rtt").cast(pl.Float64) * 1000).alias("tshark_ms"))
+    both = t["rtt_samples"].select(pl.col("frame").cast(pl.Int64), "rtt_ms").join(ts, on="frame")
+    assert both.height >= 0.5 * ts.height and (both["rtt_ms"] - both["tshark_ms"]).abs().max() < 1e-3
+    for sub in bulk.filter(pl.col("retransmitted_packets") == 0).iter_rows(named=True):
+        theirs = ts.filter(pl.col("stream") == sub["subflow_id"])["tshark_ms"].median()
+        assert abs(sub["rtt_median_ms"] - theirs) <= 0.15 * theirs, (sub["subflow_id"], sub["rtt_median_ms"], theirs)

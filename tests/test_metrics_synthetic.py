@@ -413,3 +413,58 @@ def test_native_rtt_pairs_leave_null_keys_to_polars():
     p = a.select(stream=pl.lit(None, pl.UInt32), down=pl.lit(False), time_s="time_s", frame="frame", rel_ack="ack")
     polars_rows = metrics._rtt_pairs(d, a)
     assert metrics.rtt_samples(p, d)["frame"].to_list() == polars_rows["frame"].to_list()
+
+
+# --- a capture whose order is not its time order (tcpdump -i any) ------------------
+
+def _upload_both_ends(shuffle: bool, path: Path, vantage: str) -> Path:
+    """A 100-segment upload, one-way delay 20 ms each way (RTT 40 ms), seen at ``vantage``.
+    ``shuffle``: the other end's packets are written 60 ms late, as ``tcpdump -i any``
+    writes two queues: each sender's packets stay in time order, but an ACK stamped
+    before data comes after it in the file (backwards steps of up to 60 ms)."""
+    from scapy.all import TCP, wrpcap
+
+    sf = Subflow("10.0.1.2", "10.0.0.1", 40001, sport=5201)
+    at_client = vantage == "client"
+    d_c = 0.0 if at_client else 0.020  # client-sent packets reach the server 20 ms later
+    # SYN at 0, SYN/ACK sent on its arrival, third ACK on the SYN/ACK's (as each end sees them)
+    tcp_handshake(sf, *((0.0, 0.040, 0.040) if at_client else (0.020, 0.020, 0.060)))
+    for i in range(100):
+        t = 0.100 + 0.010 * i  # the client sends segment i; the server acks it on arrival
+        sf.up(t + d_c, 1 + 1000 * i, 1000)
+        sf.ack_up(t + (0.040 if at_client else 0.020), 1 + 1000 * (i + 1))
+    pkts = sorted(sf.packets, key=lambda p: float(p.time))
+    if shuffle:  # the packets this end receives are written 60 ms late
+        def late(p):
+            return p[TCP].sport == 5201 if at_client else p[TCP].dport == 5201
+        pkts = sorted(pkts, key=lambda p: float(p.time) + (0.060 if late(p) else 0.0))
+    wrpcap(str(path), pkts)
+    return path
+
+
+@pytest.mark.parametrize("vantage", ["client", "server"])
+def test_capture_out_of_time_order_keeps_time_metrics(tmp_path, vantage):
+    """Shuffled the way ``-i any`` shuffles, the capture gives the known values (the
+    sender's RTT 40 ms for every segment, the receiver's completion time) and the same
+    tables as the capture in time order, with frame numbers that are the shuffled file's."""
+    ordered = analyze(_upload_both_ends(False, tmp_path / f"{vantage}_ordered.pcap", vantage), vantage=vantage)
+    path = _upload_both_ends(True, tmp_path / f"{vantage}_shuffled.pcap", vantage)
+    shuffled = analyze(path, vantage=vantage)
+    notes = shuffled["problems"]["reason"].to_list()
+    assert any(n.startswith("capture order repaired: timestamps go backwards") for n in notes), notes
+    assert not any("impossible timestamps" in n for n in notes)
+    if vantage == "client":  # the sender's trace: RTT
+        rtt = shuffled["rtt_samples"]
+        assert rtt.height == 100 and (rtt["rtt_ms"] - 40.0).abs().max() < US
+        sub = shuffled["subflows"].filter(direction="up").row(0, named=True)
+        assert sub["rtt_samples"] == 100 and abs(sub["rtt_median_ms"] - 40.0) < US
+        # each sample names the data packet's frame in the shuffled file
+        seq = extract.read_packets(path, "native").packets.select("frame", "seq", "payload_bytes")
+        timed = rtt.join(seq, on="frame")
+        assert timed.height == 100 and (timed["payload_bytes"] == 1000).all()
+    else:  # the receiver's trace: completion time, first SYN (0.02 s) to last data (1.11 s)
+        up = shuffled["connections"].filter(direction="up").row(0, named=True)
+        assert abs(up["download_time_s"] - 1.09) < 1e-6
+    for t in ("subflows", "connections"):
+        a, b = (x[t].drop("trace", "run_id", strict=False) for x in (ordered, shuffled))
+        assert a.equals(b), t
