@@ -464,8 +464,30 @@ def outliers(con, run_id: str, direction: str | None = None, n: int = 5) -> pl.D
 
 
 FORMATS = {".svg": "svg", ".png": "png", ".html": "html", ".json": "json"}
-_OURS = {"svg": lambda b: b"<svg" in b[:4096], "png": lambda b: b.startswith(b"\x89PNG"),
-         "html": lambda b: b"vega" in b, "json": lambda b: b"vega-lite" in b[:4096]}
+# Every file `plot` writes carries this mark, and an existing file is replaced only when it
+# has it: a user's own SVG, PNG or page of the same name is never overwritten.
+MARK = "written by mptcp-lab plot"
+_OURS = {"svg": lambda b: MARK.encode() in b[:512], "html": lambda b: MARK.encode() in b[:512],
+         "png": lambda b: b.startswith(b"\x89PNG") and b"Software\x00" + MARK.encode() in b[:512],
+         "json": lambda b: MARK.encode() in b}
+
+
+def _png_text(png: bytes, key: str, text: str) -> bytes:
+    """``png`` with a tEXt chunk (``key``: ``text``) right after its header chunk."""
+    import struct
+    import zlib
+
+    body = key.encode("latin-1") + b"\x00" + text.encode("latin-1")
+    chunk = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body))
+    end_ihdr = 8 + 8 + 13 + 4  # signature, IHDR length/type, IHDR data, CRC
+    return png[:end_ihdr] + chunk + png[end_ihdr:]
+
+
+def _mark(tmp: Path, fmt: str) -> None:
+    if fmt in ("svg", "html"):
+        tmp.write_text(f"<!-- {MARK} -->\n" + tmp.read_text())
+    elif fmt == "png":
+        tmp.write_bytes(_png_text(tmp.read_bytes(), "Software", MARK))
 
 
 class OutputError(Exception):
@@ -482,19 +504,23 @@ def save(chart: alt.TopLevelMixin, out: str | os.PathLike) -> Path:
     if out.is_dir():
         raise OutputError(f"{out}: is a folder")
     if out.exists() and not _OURS[fmt](out.read_bytes()):
-        raise OutputError(f"{out}: exists and is not a {fmt} chart; refusing to overwrite it")
+        raise OutputError(f"{out}: exists and was not written by `pipeline plot`; refusing to overwrite it "
+                          "(remove it or choose another -o)")
     if not out.parent.is_dir():
         raise OutputError(f"{out}: folder {out.parent} does not exist")
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}{out.suffix}")
     try:
         if fmt == "json":
-            tmp.write_text(chart.to_json(indent=1))
+            spec = chart.to_dict()
+            spec["usermeta"] = {**spec.get("usermeta", {}), "generator": MARK}
+            tmp.write_text(json.dumps(spec, indent=1))
         elif fmt == "html":
             chart.save(str(tmp), format="html", inline=True)
         elif fmt == "png":
             chart.save(str(tmp), format="png", scale_factor=2)
         else:
             chart.save(str(tmp), format=fmt)
+        _mark(tmp, fmt)
         tmp.replace(out)
     finally:
         tmp.unlink(missing_ok=True)

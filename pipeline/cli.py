@@ -69,15 +69,18 @@ def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
     """The inputs to analyse, each file once: a pcap that a run folder given in the same
     call analyses, or a path given twice, is dropped with a note. Paths become absolute:
     they key the store's rows, whatever folder a later call is made from."""
-    paths = [Path(os.path.abspath(i)) if i.strip() else Path(i) for i in inputs]
+    # an empty argument (an unset shell variable: `analyze "$RUN"`) is no path, not "."
+    blank = [i for i in inputs if not i.strip()]
+    paths = [Path(os.path.abspath(i)) for i in inputs if i.strip()]
     covered: dict[str, Path] = {}
     for p in paths:
         if p.is_dir():
             for f in tables.run_pcaps(p):
                 covered.setdefault(_real(f), p)
-    keep, notes, seen = [], [], set()
+    keep, seen = [], set()
+    notes = [f"{len(blank)} empty argument(s) (an unset shell variable?) skipped: not a path"] if blank else []
     for p in paths:
-        key = _real(p) if str(p).strip() else str(p)
+        key = _real(p)
         if key in seen:
             notes.append(f"{p}: given twice; analysed once")
             continue
@@ -173,8 +176,10 @@ def cmd_tables(a: argparse.Namespace) -> int:
     pm = _path_map(a.path)
     # absolute, as `analyze` records them: the traces key the rows and are opened again
     # later (`show`, the notebooks) from other folders than this call's
-    t, _ = _analyze_safely(Path(os.path.abspath(a.input)) if a.input.strip() else Path(a.input), a.vantage, pm,
-                           a.decoder)
+    if not a.input.strip():
+        print("error: the input is an empty argument (an unset shell variable?), not a run folder", file=sys.stderr)
+        return 2
+    t, _ = _analyze_safely(Path(os.path.abspath(a.input)), a.vantage, pm, a.decoder)
     _report(t)
     store.write_tables(t, a.out)
     return 0 if _usable(t) else 1

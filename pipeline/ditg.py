@@ -71,6 +71,11 @@ def _problem(run_id: str, source: str, reason: str) -> dict:
 
 
 def read(path: str | Path, run_id: str, day_start_s: float = 0.0) -> tuple[pl.DataFrame, list[dict]]:
+    from .inputs import not_regular
+
+    what = not_regular(path)
+    if what:
+        return schema.empty("app_latency"), [_problem(run_id, str(path), f"is {what}, not a regular file; skipped")]
     try:
         text = Path(path).read_text(errors="replace")
     except OSError as e:

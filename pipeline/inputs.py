@@ -29,14 +29,47 @@ _started: dict[str, tuple[tuple, object]] = {}  # real path -> (identity, Packet
 
 
 def run_pcaps(run_dir: Path) -> list[Path]:
-    """The traces of a run folder: the merged ``client``/``server`` pcaps when present
-    (the testbed keeps per-interface pcaps beside them), else every pcap/pcapng."""
+    """The traces of a run folder (``sort_pcaps``: what is left out is said there)."""
+    return sort_pcaps(run_dir)[0]
+
+
+def sort_pcaps(run_dir: Path) -> tuple[list[Path], list[Path]]:
+    """(the traces of a run folder, the pcaps it leaves out). Per end (client, server):
+    its merged pcap (``client.pcap``, any case of the suffix) when present, the testbed's
+    per-interface ones beside it (``client-wifi.pcap``) being copies of its packets; else
+    those per-interface pcaps. Pcaps named after neither end are the traces when no file
+    names an end, and are left out (to be said) when one does."""
     try:
-        pcaps = sorted(f for f in run_dir.iterdir() if f.suffix in (".pcap", ".pcapng"))
+        pcaps = sorted(f for f in run_dir.iterdir() if f.suffix.lower() in (".pcap", ".pcapng"))
     except OSError:
-        return []
-    merged = [f for f in pcaps if f.stem in VANTAGES]
-    return merged or pcaps
+        return [], []
+    keep: list[Path] = []
+    named: set[Path] = set()
+    for v in VANTAGES:
+        merged = [f for f in pcaps if f.stem.lower() == v]
+        parts = [f for f in pcaps if f.stem.lower().startswith(v + "-")]
+        named |= {*merged, *parts}
+        keep += merged or parts
+    others = [f for f in pcaps if f not in named]
+    return (keep, others) if keep else (others, [])
+
+
+def not_regular(path: str | os.PathLike) -> str:
+    """'' for a regular file (or none at all), else what it is: opening a FIFO would wait
+    for a writer forever, a device would never end."""
+    import stat
+
+    try:
+        m = os.stat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(m):
+        return ""
+    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(m):
+            return what
+    return "not a regular file"
 
 
 def native_fields() -> list[tuple[str, str, str, str]]:

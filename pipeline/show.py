@@ -46,6 +46,11 @@ def _check(pcap: str | Path, frames: list[int]) -> Path:
         raise ShowError(f"{p}: no such file")
     if p.is_dir():
         raise ShowError(f"{p}: is a folder, not a capture (give its client.pcap or server.pcap)")
+    from .inputs import not_regular
+
+    what = not_regular(p)
+    if what:  # reading a FIFO would wait for a writer forever
+        raise ShowError(f"{p}: is {what}, not a capture file")
     if capfile.scan(p).kind == "unknown":
         raise ShowError(f"{p}: not a pcap or pcapng file")
     bad = [f for f in frames if f < 1]

@@ -129,11 +129,26 @@ def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
     schema: columns added since the folder was written come back as nulls (so older
     folders load beside new ones), and tables written before the ``direction`` column
     existed get ``direction = 'down'``."""
+    from .inputs import not_regular
+
     d = Path(table_dir)
     out = {}
     for n in schema.TABLES:
         f = d / f"{n}.parquet"
-        out[n] = schema.conform(n, schema.legacy_direction(n, pl.read_parquet(f))) if f.exists() else schema.empty(n)
+        if not f.exists():
+            out[n] = schema.empty(n)
+            continue
+        what = not_regular(f)
+        if what:  # a FIFO would be waited on forever
+            raise StoreError(f"{f}: is {what}, not a Parquet file")
+        try:
+            df = pl.read_parquet(f)
+        except Exception as e:
+            raise StoreError(f"{f}: not a readable Parquet file ({_first_line(e)})") from None
+        try:
+            out[n] = schema.conform(n, schema.legacy_direction(n, df))
+        except Exception as e:
+            raise StoreError(f"{f}: its columns are not the lab's {n} table ({_first_line(e)})") from None
     return out
 
 
@@ -627,14 +642,32 @@ def run_ids(tables: dict[str, pl.DataFrame]) -> set[str]:
     return out
 
 
-def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike) -> Path:
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike, say=_stderr) -> Path:
     """Per-run Parquet folders into the store: each run found in them replaces its
     own rows; the runs already in ``db`` stay. Without any rows to add an existing
     ``db`` is left untouched (a missing one is created with every table, empty)."""
     check_db_target(db)
-    parts = [read_tables(d) for d in dirs]
-    merged = {n: pl.concat([schema.conform(n, p[n]) for p in parts]) if parts else schema.empty(n)
-              for n in schema.TABLES}
+    parts: list[tuple[str, dict[str, pl.DataFrame]]] = []
+    for d in dirs:
+        try:
+            parts.append((str(d), read_tables(d)))
+        except StoreError as e:  # one bad folder never keeps the others out
+            say(f"{e}; folder skipped")
+    # a run in several folders (a copy, a re-made folder) is loaded once: from the last one
+    owner: dict[str, int] = {}
+    for i, (_, t) in enumerate(parts):
+        for r in run_ids(t):
+            if r in owner and owner[r] != i:
+                say(f"run {r!r} is in {parts[owner[r]][0]} and {parts[i][0]}; loaded from {parts[i][0]}")
+            owner[r] = i
+    merged = {n: pl.concat([t[n].filter(pl.col("run_id").is_null()
+                                         | pl.col("run_id").replace_strict(owner, default=-1).eq(i))
+                            if "run_id" in t[n].columns else t[n] for i, (_, t) in enumerate(parts)])
+              if parts else schema.empty(n) for n in schema.TABLES}
     keys = Keys(runs=run_ids(merged))
     if not keys and Path(db).exists():
         return Path(db)

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from . import ditg, flows, metrics, mptcp, sanity, schema, seqgraph
-from .inputs import run_pcaps
+from .inputs import not_regular, run_pcaps, sort_pcaps
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
 Tables = dict[str, pl.DataFrame]
@@ -294,6 +294,9 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
     def bad(reason: str) -> tuple[dict, list[dict]]:
         return {}, [problem(None, src, "load", f"{reason}; the run's facts (mode, size, paths...) left empty")]
 
+    what = not_regular(f)
+    if what:
+        return bad(f"meta.json is {what}, not a regular file")
     try:
         text = f.read_text(errors="replace")
     except OSError as e:
@@ -382,6 +385,10 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
     cannot be read, or rows that are not linkem's, become problems rows."""
     frames, problems = [], []
     for f in sorted(run_dir.glob("linkem-*.csv")):
+        what = not_regular(f)
+        if what:
+            problems.append(problem(run_id, str(f), "load", f"emulator log is {what}, not a regular file; skipped"))
+            continue
         try:
             df = pl.read_csv(f, schema_overrides=LINKEM_COLUMNS, infer_schema=False)
         except Exception as e:  # polars' errors carry pages of hints: keep the first line
@@ -427,7 +434,10 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
         list(run_dir.iterdir())
     except OSError as e:
         problems.append(problem(run_id, str(run_dir), "extract", f"cannot list the run folder ({e.strerror or e})"))
-    pcaps = run_pcaps(run_dir)
+    pcaps, left_out = sort_pcaps(run_dir)
+    for f in left_out:
+        problems.append(problem(run_id, str(f), "extract", "left out: a pcap named after neither end (client*, "
+                                                           "server*) beside the ends' own traces"))
     parts: list[Tables] = []
     if not pcaps:
         problems.append(problem(run_id, str(run_dir), "extract", "no .pcap or .pcapng file in the run folder"))

@@ -145,6 +145,26 @@ def test_plot_errors_are_clear_and_keep_other_files(seq_db, tmp_path):
     r = cli("plot", "seq", "seqrun", "--db", str(db), "-o", str(mine), check=False)
     assert r.returncode == 2 and "refusing to overwrite" in r.stderr
     assert mine.read_text() == "my notes, not a chart"
+    # a user's own chart files of the same format are not ours either (the old check: "<svg"
+    # near the start, PNG magic, "vega" anywhere), while a file `plot` wrote is replaced
+    import base64
+    theirs = {"theirs.svg": b'<svg xmlns="http://www.w3.org/2000/svg"><rect width="5" height="5"/></svg>',
+              "theirs.png": base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+                                             "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="),
+              "theirs.html": b"<html><script src='vega.js'></script>my dashboard</html>",
+              "theirs.json": b'{"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "mark": "bar"}'}
+    for name, body in theirs.items():
+        (tmp_path / name).write_bytes(body)
+        r = cli("plot", "seq", "seqrun", "--db", str(db), "-o", str(tmp_path / name), check=False)
+        assert r.returncode == 2 and "refusing to overwrite" in r.stderr, name
+        assert (tmp_path / name).read_bytes() == body, name
+    for ext in ("svg", "png", "html", "json"):
+        ours = tmp_path / f"again.{ext}"
+        for _ in range(2):
+            cli("plot", "seq", "seqrun", "--db", str(db), "-o", str(ours))
+    from PIL import Image
+    with Image.open(tmp_path / "again.png") as im:  # the mark is a well-formed PNG text chunk
+        assert im.text.get("Software") == "written by mptcp-lab plot" and im.size[0] > 100
     r = cli("plot", "seq", "seqrun", "--db", str(db), "-o", str(tmp_path / "x.pdf"), check=False)
     assert r.returncode == 2 and "unknown output format" in r.stderr
     assert not list(tmp_path.glob(".*.tmp*")), "no temporary file left behind"

@@ -1,0 +1,150 @@
+"""Bad inputs of the second round (issue 25): each case failed (hung, lost data, wrote
+where it should not, or reached the network) before its fix. Every one ends with a clear
+message naming the file, and keeps what the other inputs of the call are worth."""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline import store, tables
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "samples" / "mp2-iperf3-up"
+TIMEOUT = 120  # s: a case that hangs fails instead of blocking the suite
+
+
+def cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=TIMEOUT, env={**os.environ, **(env or {})})
+
+
+def run_copy(tmp_path: Path, name: str = "run") -> Path:
+    d = tmp_path / name
+    shutil.copytree(SAMPLE, d)
+    return d
+
+
+def test_empty_argument_is_not_the_current_folder(tmp_path):
+    """`analyze GOOD "$UNSET"`: the empty argument is skipped with a note, never read as '.'."""
+    run = run_copy(tmp_path)
+    cwd = run_copy(tmp_path, "cwd-looks-like-a-run")
+    db = tmp_path / "lab.duckdb"
+    r = cli("analyze", "-q", str(run), "", "--db", str(db), cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    assert "empty argument" in r.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    runs = [x for (x,) in con.execute("SELECT DISTINCT run_id FROM runs").fetchall()]
+    con.close()
+    assert len(runs) == 1
+    r = cli("tables", "", "--out", str(tmp_path / "t"), cwd=cwd)
+    assert r.returncode == 2 and "empty argument" in r.stderr and not (tmp_path / "t").exists()
+
+
+def test_plot_on_an_sqlite_file_says_so_and_loads_no_extension(tmp_path):
+    """DuckDB would fetch its sqlite_scanner extension from the internet to open it."""
+    f = tmp_path / "lab.duckdb"
+    con = sqlite3.connect(f)
+    con.execute("CREATE TABLE runs (run_id TEXT)")
+    con.commit()
+    con.close()
+    home = tmp_path / "home"
+    home.mkdir()
+    r = cli("plot", "seq", "r1", "--db", str(f), "-o", str(tmp_path / "x.svg"), env={"HOME": str(home)})
+    assert r.returncode == 2 and "SQLite database" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (home / ".duckdb").exists() and not (tmp_path / "x.svg").exists()
+
+
+def _fifo(path: Path) -> Path:
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("name", ["meta.json", "ditg-recv.txt", "linkem-wifi.csv"])
+def test_a_fifo_in_a_run_folder_is_named_not_waited_on(tmp_path, name):
+    run = run_copy(tmp_path)
+    _fifo(run / name)
+    out = tmp_path / "t"
+    r = cli("tables", str(run), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    problems = pl.read_parquet(out / "problems.parquet")
+    hit = problems.filter(pl.col("source").str.ends_with(name))
+    assert hit.height == 1 and "FIFO" in hit["reason"][0]
+    assert pl.read_parquet(out / "connections.parquet").height > 0, "the pcaps are still analysed"
+
+
+def test_show_and_load_refuse_a_fifo(tmp_path):
+    r = cli("show", str(_fifo(tmp_path / "x.pcap")), "1")
+    assert r.returncode == 1 and "FIFO" in r.stderr
+    good = tmp_path / "good"
+    assert cli("tables", str(run_copy(tmp_path)), "--out", str(good)).returncode == 0
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    _fifo(bad / "runs.parquet")
+    db = tmp_path / "lab.duckdb"
+    r = cli("load", str(bad), str(good), "--db", str(db))
+    assert r.returncode == 0 and "FIFO" in r.stderr and "folder skipped" in r.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM connections").fetchone()[0] > 0
+    con.close()
+
+
+@pytest.mark.parametrize("content", [b"not parquet at all", "typed"])
+def test_load_of_garbage_or_wrongly_typed_parquet_skips_that_folder(tmp_path, content):
+    good = tmp_path / "good"
+    assert cli("tables", str(run_copy(tmp_path)), "--out", str(good)).returncode == 0
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    if content == "typed":  # the runs table with a column of another type
+        pl.DataFrame({"run_id": ["x"], "started_at": [[1, 2]]}).write_parquet(bad / "runs.parquet")
+    else:
+        (bad / "runs.parquet").write_bytes(content)
+    db = tmp_path / "lab.duckdb"
+    r = cli("load", str(bad), str(good), "--db", str(db))
+    assert r.returncode == 0 and "runs.parquet" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_load_of_the_same_run_twice_stores_it_once(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert cli("tables", str(run_copy(tmp_path)), "--out", str(a)).returncode == 0
+    shutil.copytree(a, b)
+    db = tmp_path / "lab.duckdb"
+    r = cli("load", str(a), str(b), "--db", str(db))
+    assert r.returncode == 0 and "loaded from" in r.stderr
+    once = pl.read_parquet(a / "connections.parquet").height
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM connections").fetchone()[0] == once
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    con.close()
+
+
+def test_pcaps_a_run_folder_leaves_out_are_said(tmp_path):
+    """An uppercase suffix is a pcap too; a pcap named after neither end beside the ends'
+    traces gets a row; per-interface traces are the end's when its merged one is missing."""
+    run = run_copy(tmp_path)
+    (run / "server.pcap").rename(run / "server.PCAP")
+    shutil.copy(run / "client.pcap", run / "extra.pcap")
+    t = tables.analyze_run(run)
+    traces = set(t["connections"]["trace"].unique().to_list())
+    assert traces == {str(run / "client.pcap"), str(run / "server.PCAP")}
+    left = t["problems"].filter(pl.col("source") == str(run / "extra.pcap"))
+    assert left.height == 1 and left["reason"][0].startswith("left out")
+    only_parts = run_copy(tmp_path, "parts")
+    (only_parts / "server.pcap").rename(only_parts / "server-wifi.pcap")
+    t = tables.analyze_run(only_parts)
+    assert str(only_parts / "server-wifi.pcap") in set(t["connections"]["trace"].to_list())
+    assert t["connections"].filter(vantage="server").height > 0
+
+
+def test_read_tables_names_the_file(tmp_path):
+    (tmp_path / "runs.parquet").write_bytes(b"PAR1garbage")
+    with pytest.raises(store.StoreError, match=r"runs\.parquet: not a readable Parquet file"):
+        store.read_tables(tmp_path)
