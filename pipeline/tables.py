@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from . import ditg, flows, metrics, mptcp, sanity, schema, seqgraph
-from .inputs import not_regular, run_pcaps, sort_pcaps
+from .inputs import not_regular, sort_pcaps
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
 Tables = dict[str, pl.DataFrame]
