@@ -8,7 +8,8 @@ from pathlib import Path
 
 import polars as pl
 
-from . import extract, inputs, schema, store, tables
+from . import extract, schema, store, tables
+from .inputs import run_pcaps
 
 EPILOG = """\
 examples:
@@ -75,7 +76,7 @@ def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
     covered: dict[str, Path] = {}
     for p in paths:
         if p.is_dir():
-            for f in inputs.run_pcaps(p):
+            for f in run_pcaps(p):
                 covered.setdefault(_real(f), p)
     keep, seen = [], set()
     notes = [f"{len(blank)} empty argument(s) (an unset shell variable?) skipped: not a path"] if blank else []
