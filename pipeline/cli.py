@@ -182,7 +182,15 @@ def cmd_tables(a: argparse.Namespace) -> int:
         return 2
     t, _ = _analyze_safely(Path(os.path.abspath(a.input)), a.vantage, pm, a.decoder)
     _report(t)
-    store.write_tables(t, a.out)
+    if not _usable(t) and any(Path(a.out).glob("*.parquet")):
+        # the folder holds an earlier analysis' tables: nothing usable never replaces them
+        print(f"nothing usable in {a.input}: {a.out} left as it was", file=sys.stderr)
+        return 1
+    try:
+        store.write_tables(t, a.out)
+    except store.StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0 if _usable(t) else 1
 
 

@@ -88,7 +88,12 @@ def check_tables_target(out_dir: str | os.PathLike) -> Path:
     out = Path(out_dir)
     if not str(out_dir).strip():
         raise StoreError("--out: empty path")
-    if out.exists() or out.is_symlink():
+    if out.is_symlink():
+        if not out.exists():
+            raise StoreError(f"{out}: a symbolic link to nothing ({os.readlink(out)}); refusing to write through it")
+        # a link to a folder: the tables replace the folder it points to, the link stays
+        out = Path(os.path.realpath(out))
+    if out.exists():
         if not out.is_dir():
             raise StoreError(f"{out}: exists and is not a folder; refusing to replace it")
         ours = {f"{n}.parquet" for n in schema.TABLES}
@@ -361,22 +366,31 @@ def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
             con.execute(f'DELETE FROM "{t}" WHERE run_id IN (SELECT run_id FROM _runs)')
         con.unregister("_runs")
     if keys.traces:
-        # The same file spelt another way (./a.pcap, an absolute path, a link) is the same trace.
-        run_ids = sorted({r for r, _ in keys.traces})
+        # The same file spelt another way (./a.pcap, an absolute path, a link) is the same
+        # trace; and a file belongs to one run: stored under another run id (its meta.json
+        # was broken then, or moved), those rows go too.
+        names = sorted({os.path.basename(t) for _, t in keys.traces})
         stored = con.execute(
-            "SELECT DISTINCT run_id, trace FROM connections WHERE run_id IN (SELECT unnest(?)) "
-            "UNION SELECT DISTINCT run_id, source FROM problems WHERE run_id IN (SELECT unnest(?))",
-            [run_ids, run_ids]).fetchall()
+            "SELECT DISTINCT run_id, trace FROM connections WHERE parse_filename(trace) IN (SELECT unnest(?)) "
+            "UNION SELECT DISTINCT run_id, source FROM problems WHERE parse_filename(source) IN (SELECT unnest(?))",
+            [names, names]).fetchall()
         doomed = set(keys.traces)
         for run_id, trace in stored:
-            if trace is not None and any(r == run_id and _same_file(trace, t) for r, t in keys.traces):
+            if trace is not None and any(_same_file(trace, t) for _, t in keys.traces):
                 doomed.add((run_id, trace))
+        moved = {r for r, _ in doomed} - {r for r, _ in keys.traces}
         pairs = pl.DataFrame(sorted(doomed), schema={"run_id": pl.Utf8, "trace": pl.Utf8}, orient="row")
         con.register("_traces", _Arrow(pairs))
         for t, col in [*((t, "trace") for t in TRACE_TABLES), ("problems", "source")]:
             con.execute(f'DELETE FROM "{t}" AS x WHERE EXISTS '
                         f'(SELECT 1 FROM _traces k WHERE k.run_id = x.run_id AND k.trace = x."{col}")')
         con.unregister("_traces")
+        for r in sorted(moved):  # a run id left with no trace and no problem was only that file's
+            left = con.execute("SELECT (SELECT count(*) FROM connections WHERE run_id = ?) + "
+                               "(SELECT count(*) FROM problems WHERE run_id = ?)", [r, r]).fetchone()[0]
+            if not left:
+                for t in schema.TABLES:
+                    con.execute(f'DELETE FROM "{t}" WHERE run_id = ?', [r])
 
 
 # Columns that one trace's rows share: inserted as constants when they hold one value.

@@ -473,7 +473,8 @@ def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str
     t, pr = analyze_trace(pcap, run_id, vantage, {**path_map_from_meta(meta), **(path_map or {})}, decoder,
                           decoded)
     t["problems"] = problems_table(problems + pr)
-    keys = {(run_id, str(pcap))} | ({(run_id, str(pcap.parent / "meta.json"))} if problems else set())
+    # the meta.json beside it is re-read: its earlier problems rows are replaced (by none once fixed)
+    keys = {(run_id, str(pcap))} | ({(run_id, str(pcap.parent / "meta.json"))} if in_run else set())
     return complete(t), keys
 
 

@@ -148,3 +148,47 @@ def test_read_tables_names_the_file(tmp_path):
     (tmp_path / "runs.parquet").write_bytes(b"PAR1garbage")
     with pytest.raises(store.StoreError, match=r"runs\.parquet: not a readable Parquet file"):
         store.read_tables(tmp_path)
+
+
+def test_tables_of_a_broken_run_never_replace_good_tables(tmp_path):
+    out = tmp_path / "t"
+    assert cli("tables", str(run_copy(tmp_path)), "--out", str(out)).returncode == 0
+    good = pl.read_parquet(out / "connections.parquet")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "client.pcap").write_bytes(b"garbage")
+    r = cli("tables", str(broken), "--out", str(out))
+    assert r.returncode == 1 and "left as it was" in r.stderr
+    assert pl.read_parquet(out / "connections.parquet").equals(good)
+
+
+def test_tables_out_through_a_symlink_writes_its_folder(tmp_path):
+    real = tmp_path / "real"
+    out = tmp_path / "link"
+    assert cli("tables", str(run_copy(tmp_path)), "--out", str(real)).returncode == 0
+    out.symlink_to(real)
+    r = cli("tables", str(run_copy(tmp_path, "again")), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.is_symlink() and (real / "connections.parquet").exists()
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name], "no temporary folder left"
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    r = cli("tables", str(run_copy(tmp_path, "third")), "--out", str(dangling))
+    assert r.returncode == 2 and "symbolic link to nothing" in r.stderr
+
+
+def test_a_fixed_meta_json_leaves_no_stale_problem(tmp_path):
+    run = run_copy(tmp_path)
+    good_meta = (run / "meta.json").read_text()
+    (run / "meta.json").write_text("{not json")
+    db = tmp_path / "lab.duckdb"
+    pcap = str(run / "client.pcap")
+    assert cli("analyze", "-q", pcap, "--db", str(db)).returncode == 0
+    (run / "meta.json").write_text(good_meta)
+    assert cli("analyze", "-q", pcap, "--db", str(db)).returncode == 0
+    con = duckdb.connect(str(db), read_only=True)
+    stale = con.execute("SELECT count(*) FROM problems WHERE source LIKE '%meta.json'").fetchone()[0]
+    # the file was stored under the folder's name while meta.json was broken: one run now
+    runs = con.execute("SELECT count(DISTINCT run_id) FROM connections").fetchone()[0]
+    con.close()
+    assert stale == 0 and runs == 1
