@@ -282,8 +282,13 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
     dss_rows = [r for r in rows if r["kind"] == "dss"]
     if dss_rows:
         ranges = _dsn_ranges(p, sf)
+        cluster = _dsn_clusters(ranges)
+        members: dict[tuple[bool, int], list[int]] = {}  # cluster -> its streams with a connection
+        for key, c in cluster.items():
+            if key[0] in conn_of:
+                members.setdefault(c, []).append(key[0])
         for r in dss_rows:
-            cid = _match_by_dsn(r, ranges, conn_of)
+            cid = _match_by_dsn(r, ranges, conn_of, cluster, members)
             if cid is None:
                 cid = new_conn()
                 notes.append(f"subflow {r['stream']}: MPTCP handshake not captured and no other subflow "
@@ -292,6 +297,10 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
                 notes.append(f"subflow {r['stream']}: handshake not captured; joined to connection {cid} "
                              "by data sequence range")
             conn_of[r["stream"]] = cid
+            for fs in (True, False):
+                c = cluster.get((r["stream"], fs))
+                if c is not None:
+                    members.setdefault(c, []).append(r["stream"])
     for r in rows:
         if r["stream"] not in conn_of:
             conn_of[r["stream"]] = new_conn()
@@ -323,21 +332,39 @@ def _dsn_ranges(p: pl.DataFrame, sf: pl.DataFrame) -> dict[tuple[int, bool], tup
     return {(r["stream"], r["from_server"]): (r["lo"], r["hi"]) for r in m.iter_rows(named=True)}
 
 
-def _match_by_dsn(r: dict, ranges: dict, conn_of: dict) -> int | None:
+def _dsn_clusters(ranges: dict[tuple[int, bool], tuple[int, int]]) -> dict[tuple[int, bool], tuple[bool, int]]:
+    """Per (stream, from the server?): its cluster of ranges, each within 2^32 of the next
+    (sorted by start): only ranges of one cluster can be near enough to match, so a
+    subflow is compared with its cluster, not with every subflow (N subflows without a
+    captured handshake: N log N, not N^2)."""
+    out: dict[tuple[int, bool], tuple[bool, int]] = {}
+    for fs in (True, False):
+        n, reach = -1, None
+        for lo, hi, stream in sorted((lo, hi, s) for (s, f), (lo, hi) in ranges.items() if f == fs):
+            if reach is None or lo - reach >= (1 << 32):
+                n += 1
+                reach = hi
+            else:
+                reach = max(reach, hi)
+            out[(stream, fs)] = (fs, n)
+    return out
+
+
+def _match_by_dsn(r: dict, ranges: dict, conn_of: dict, cluster: dict, members: dict) -> int | None:
     best = None
     for from_server in (True, False):  # downloads' data sequence space, then uploads'
         mine = ranges.get((r["stream"], from_server))
         if mine is None:
             continue
-        for stream, cid in conn_of.items():
+        for stream in members.get(cluster[(r["stream"], from_server)], ()):
             other = ranges.get((stream, from_server))
-            if other is None:
+            if other is None or stream == r["stream"]:
                 continue
             # The same connection's subflows share one data sequence space per direction:
             # their ranges interleave, or lie within a window far smaller than 2^64.
             gap = max(mine[0], other[0]) - min(mine[1], other[1])
             if gap < (1 << 32) and (best is None or gap < best[0]):
-                best = (gap, cid)
+                best = (gap, conn_of[stream])
     return None if best is None else best[1]
 
 

@@ -468,3 +468,37 @@ def test_capture_out_of_time_order_keeps_time_metrics(tmp_path, vantage):
     for t in ("subflows", "connections"):
         a, b = (x[t].drop("trace", "run_id", strict=False) for x in (ordered, shuffled))
         assert a.equals(b), t
+
+
+def test_handshakeless_subflows_are_matched_without_comparing_every_pair(monkeypatch):
+    """N MPTCP subflows whose handshakes were not captured: each is compared with the
+    subflows whose data sequence ranges are near its own, not with all of them (the
+    comparisons were N^2 / 2: 32k subflows took minutes). Subflows sharing a range still
+    join one connection; far ranges stay apart."""
+    import random
+
+    rnd = random.Random(5)
+    n = 3000
+    ranges = {}
+    for s in range(n):
+        lo = rnd.randrange(1 << 63) if s % 3 or s == 0 else ranges[(s - 1, True)][0] + 10_000  # every third shares
+        ranges[(s, True)] = (lo, lo + 5_000_000)
+    looked = []
+
+    class Counting(dict):
+        def get(self, key, default=None):
+            looked.append(key)
+            return super().get(key, default)
+
+    monkeypatch.setattr(flows, "_dsn_ranges", lambda p, sf: Counting(ranges))
+    sf = pl.DataFrame({"stream": list(range(n)), "kind": ["dss"] * n, "mp_version": [None] * n,
+                       "server_key": [None] * n, "client_key": [None] * n, "join_token": [None] * n,
+                       "first_frame": list(range(n))},
+                      schema_overrides={"mp_version": pl.Int8, "server_key": pl.UInt64, "client_key": pl.UInt64,
+                                        "join_token": pl.UInt32, "first_frame": pl.UInt32})
+    sf = sf.with_columns(**{c: pl.lit(None, dtype=t) for c, t in flows.SUBFLOW_COLUMNS.items() if c not in sf.columns})
+    out, _ = flows.assign_connections(sf, pl.DataFrame())
+    assert len(looked) < 10 * n, f"{len(looked)} range look-ups for {n} subflows"
+    conn = dict(zip(out["stream"], out["conn_id"]))
+    assert all(conn[s] == conn[s - 1] for s in range(n) if s % 3 == 0 and s > 0)
+    assert len(set(conn.values())) == n - (n - 1) // 3
