@@ -243,7 +243,9 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
     notes: list[str] = []
     rows = sf.to_dicts()
     conn_of: dict[int, int] = {}
-    token_to_conn: dict[int, int] = {}
+    # token -> the connections announcing it, as (first frame, conn): two connections with
+    # the same key (a broken key generator, a replayed capture) share a token
+    token_to_conn: dict[int, list[tuple[int, int]]] = {}
     idsn: dict[str, dict[int, int | None]] = {"server": {}, "client": {}}
     next_id = 0
 
@@ -262,13 +264,20 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
             for end in ("server", "client"):
                 key = r[f"{end}_key"]
                 if key is not None:
-                    token_to_conn[mptcp.token(key, v)] = cid
+                    token_to_conn.setdefault(mptcp.token(key, v), []).append((r["first_frame"] or 0, cid))
                     idsn[end][cid] = mptcp.idsn(key, v)
     for r in rows:
         if r["kind"] == "join":
             tok = r["join_token"]
             if tok is not None and tok in token_to_conn:
-                conn_of[r["stream"]] = token_to_conn[tok]
+                owners = token_to_conn[tok]
+                # the connection opened last before this join (all of them when the join came first)
+                before = [o for o in owners if o[0] <= (r["first_frame"] or 0)] or owners
+                conn_of[r["stream"]] = max(before)[1]
+                if len({c for _, c in owners}) > 1:
+                    notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} is shared by connections "
+                                 f"{', '.join(str(c) for _, c in sorted(owners))} (the same key); joined to "
+                                 f"connection {conn_of[r['stream']]}, the last opened before it")
                 continue
             cid = conn_of[r["stream"]] = new_conn()
             if tok is None:
@@ -276,7 +285,7 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
                 notes.append(f"subflow {r['stream']}: MP_JOIN SYN without a readable token; "
                              "treated as its own connection")
             else:
-                token_to_conn[tok] = cid
+                token_to_conn[tok] = [(r["first_frame"] or 0, cid)]
                 notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} matches no captured "
                              "MP_CAPABLE handshake")
     dss_rows = [r for r in rows if r["kind"] == "dss"]

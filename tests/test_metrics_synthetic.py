@@ -502,3 +502,22 @@ def test_handshakeless_subflows_are_matched_without_comparing_every_pair(monkeyp
     conn = dict(zip(out["stream"], out["conn_id"]))
     assert all(conn[s] == conn[s - 1] for s in range(n) if s % 3 == 0 and s > 0)
     assert len(set(conn.values())) == n - (n - 1) // 3
+
+
+def test_two_connections_with_the_same_key_keep_their_own_joins(tmp_path):
+    """Both connections announce the same key (so the same token): each join goes to the
+    connection opened last before it, and a row names the collision."""
+    subflows = []
+    for n, t0 in enumerate((0.0, 1.0)):
+        a = mp_handshake(Subflow(WIFI, SRV, 40001 + 10 * n), t0, t0 + 0.02, t0 + 0.02)
+        b = join_handshake(Subflow(LTE, SRV, 40002 + 10 * n, isn_c=7000, isn_s=90000), t0 + 0.1, t0 + 0.12,
+                           t0 + 0.12)
+        d = server_idsn()
+        a.data(t0 + 0.2, 1, 1000, [opt_dss(dsn=d + 1, ssn=1, length=1000)])
+        b.data(t0 + 0.3, 1, 1000, [opt_dss(dsn=d + 1001, ssn=1, length=1000)])
+        subflows += [a, b]
+    t, problems = tables.analyze_trace(write(tmp_path / "client.pcap", *subflows), "r", "client")
+    sub = t["subflows"].filter(direction="down").sort("client_port")
+    by_port = dict(zip(sub["client_port"], sub["conn_id"]))
+    assert by_port[40001] == by_port[40002] != by_port[40011] == by_port[40012]
+    assert any("is shared by connections" in p["reason"] for p in problems)
