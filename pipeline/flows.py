@@ -553,14 +553,63 @@ def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     return p
 
 
+# a sequence number this far from where its sender's previous packet ended is no
+# retransmission or loss: another connection's numbering
+SEQ_JUMP = 1 << 30
+
+
+def split_reused_streams(p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """A TCP stream (the decoder's 4-tuple conversation) that, after a FIN or RST, goes on
+    with sequence numbers unrelated to its own is a new connection on the same 4-tuple
+    whose SYN was not captured: its packets get a stream of their own (else they would
+    count as retransmissions of the old one), with a row. The decoder splits on a SYN."""
+    seq_end = (pl.col("seq").cast(pl.Int64) + pl.col("payload_bytes").cast(pl.Int64)
+               + ((pl.col("tcp_flags") & (SYN | FIN)) != 0).cast(pl.Int64))
+    key = ["stream", "src", "sport"]
+    closing = ((pl.col("tcp_flags") & (FIN | RST)) != 0)
+    cand = (
+        p.select("frame", "stream", "src", "sport", "seq", "payload_bytes", "tcp_flags")
+        .with_columns(expected=seq_end.shift(1).over(key), closed=closing.cast(pl.Int32).cum_sum().over("stream"))
+        .with_columns(d=(pl.col("seq").cast(pl.Int64) - pl.col("expected")) % (1 << 32),
+                      closed_before=(pl.col("closed") - closing.cast(pl.Int32)) > 0)
+        .filter(pl.col("closed_before"), pl.col("expected").is_not_null(),
+                pl.min_horizontal("d", (1 << 32) - pl.col("d")) > SEQ_JUMP)
+        .select("stream", "frame")
+    )
+    if cand.is_empty():
+        return p, []
+    closes = p.filter(closing).select("stream", "frame")
+    splits = []  # (stream, first frame of the new connection)
+    for (stream,), c in cand.group_by(["stream"], maintain_order=True):
+        fins = sorted(closes.filter(pl.col("stream") == stream)["frame"].to_list())
+        last = 0  # one split per close: the other end's first packet of the new connection jumps too
+        for f in sorted(c["frame"].to_list()):
+            if any(last <= x < f for x in fins):
+                splits.append((stream, f))
+                last = f
+    nxt = int(p["stream"].max()) + 1
+    table = pl.DataFrame([(s, f, nxt + i) for i, (s, f) in enumerate(splits)],
+                         schema={"stream": pl.UInt32, "from_frame": pl.UInt32, "new_stream": pl.UInt32},
+                         orient="row").sort("from_frame")
+    j = p.select("frame", "stream").join_asof(table, left_on="frame", right_on="from_frame", by="stream",
+                                              strategy="backward", check_sortedness=False)
+    p = p.with_columns(stream=pl.coalesce(j["new_stream"], j["stream"]))
+    notes = [f"stream {s}: after its FIN/RST, packets from frame {f} on number their bytes from elsewhere: a new "
+             f"connection on the same addresses and ports whose SYN was not captured; analysed as stream {nxt + i}"
+             for i, (s, f) in enumerate(splits)]
+    return p, notes
+
+
 def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -> Trace:
     """``packets``: the decoder's table, or its ``compact`` form (what the pipeline
     reads). A caller that hands its only reference over lets the columns the trace does
     not keep go as soon as the packets are annotated."""
     p = packets if "src" in packets.columns else compact(packets)
     del packets
+    p, notes = split_reused_streams(p)
     sf = find_subflows(p, client_addrs)
-    sf, notes = assign_connections(sf, p)
+    sf, more = assign_connections(sf, p)
+    notes += more
     p = annotate_packets(p, sf)
     p, more = map_dsn(p, sf)
     notes += more

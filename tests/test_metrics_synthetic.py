@@ -521,3 +521,25 @@ def test_two_connections_with_the_same_key_keep_their_own_joins(tmp_path):
     by_port = dict(zip(sub["client_port"], sub["conn_id"]))
     assert by_port[40001] == by_port[40002] != by_port[40011] == by_port[40012]
     assert any("is shared by connections" in p["reason"] for p in problems)
+
+
+def test_a_new_connection_on_a_reused_four_tuple_without_its_syn(tmp_path):
+    """The old connection closes (FIN both ways); a new one on the same addresses and ports,
+    whose SYN was not captured, numbers its bytes from elsewhere: it is its own stream with
+    no retransmission (it was merged into the old one, every packet a retransmission)."""
+    old = tcp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
+    old.request(0.03)
+    for i in range(5):
+        old.data(0.05 + 0.001 * i, 1 + 1000 * i, 1000)
+    old.ack(0.07, 5001)
+    old._pkt(0.08, False, "FA", old.isn_s + 5001, old.isn_c + 101)
+    old._pkt(0.09, True, "FA", old.isn_c + 101, old.isn_s + 5002)
+    new = Subflow(WIFI, SRV, 40001, isn_c=old.isn_c + (1 << 31), isn_s=old.isn_s - (3 << 29))
+    for i in range(5):  # the new connection's download, its SYN missed
+        new.data(1.0 + 0.001 * i, 1 + 1000 * i, 1000)
+    new.ack(1.02, 5001)
+    t, problems = tables.analyze_trace(write(tmp_path / "server.pcap", old, new), "r", "server")
+    down = t["subflows"].filter(direction="down").sort("subflow_id")
+    assert down.height == 2 and down["retransmitted_packets"].to_list() == [0, 0]
+    assert down["payload_bytes"].to_list() == [5000, 5000]
+    assert any("a new connection on the same addresses and ports" in p["reason"] for p in problems)
