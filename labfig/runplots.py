@@ -248,19 +248,22 @@ def plot_seq(con, run_id: str, direction: str | None = None, budget: int = BUDGE
 def _meta(con, run_id: str) -> dict:
     r = next(iter(con.execute("SELECT meta_json FROM runs WHERE run_id = ?", [run_id]).fetchall()), None)
     try:
-        return json.loads(r[0]) if r and r[0] else {}
-    except ValueError:
+        doc = json.loads(r[0]) if r and r[0] else {}
+    except (ValueError, RecursionError):
         return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def configured_paths(con, run_id: str, direction: str) -> pl.DataFrame:
     """Per path, what the emulator was configured with (meta.json): round-trip delay
     (down + up one-way delay) and the data direction's rate."""
     rows = []
-    for path, p in (_meta(con, run_id).get("paths") or {}).items():
+    paths = _meta(con, run_id).get("paths")
+    # any shape a hand-edited meta.json may hold: what is not an object says nothing here
+    for path, p in (paths.items() if isinstance(paths, dict) else ()):
         if not isinstance(p, dict):
             continue
-        d, u = p.get("down") or {}, p.get("up") or {}
+        d, u = (x if isinstance(x, dict) else {} for x in (p.get("down"), p.get("up")))
         delay = [x.get("delay_ms") for x in (d, u) if isinstance(x.get("delay_ms"), (int, float))]
         rate = (d if direction == "down" else u).get("rate_mbit")
         rows.append({"path": path, "rtt_ms": float(sum(delay)) if delay else None,

@@ -192,3 +192,48 @@ def test_a_fixed_meta_json_leaves_no_stale_problem(tmp_path):
     runs = con.execute("SELECT count(DISTINCT run_id) FROM connections").fetchone()[0]
     con.close()
     assert stale == 0 and runs == 1
+
+
+@pytest.mark.parametrize("patch, field", [
+    ({"attempt": "two"}, "attempt"), ({"attempt": 10 ** 12}, "attempt"), ({"stalls": [1, 2]}, "stalls"),
+    ({"host": "node-1"}, "host"), ({"stalls": {"stalled": "yes", "worst_late_ms": 3.5}}, "stalls.stalled"),
+    ({"run_cpu": {"cpu_s": "NaN"}}, "run_cpu.cpu_s"), ({"repetition": 1 << 40}, "repetition"),
+    ("deep", "nests deeper"),
+])
+def test_a_bad_meta_field_is_named_and_the_run_kept(tmp_path, patch, field):
+    """A well-formed meta.json with one value of the wrong type or range lost the whole
+    run behind an "internal error" row; now that field is named and the rest is used."""
+    import json
+
+    run = run_copy(tmp_path)
+    meta = json.loads((run / "meta.json").read_text())
+    if patch == "deep":
+        text = json.dumps(meta)[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    else:
+        text = json.dumps({**meta, **patch})
+    (run / "meta.json").write_text(text)
+    t = tables.analyze_run(run)
+    assert t["connections"].height > 0 and t["runs"].height == 1
+    reasons = t["problems"]["reason"].to_list()
+    assert any(field in r for r in reasons) and not any("internal error" in r for r in reasons), reasons
+    if patch != "deep":  # the other fields are used
+        assert t["runs"]["campaign"][0] == meta.get("campaign")
+
+
+@pytest.mark.parametrize("paths", [{"wifi": {"down": "fast", "up": 3}}, {"wifi": "10.0.1.2"}, ["wifi"]])
+def test_plots_read_any_shape_of_meta_paths(tmp_path, paths):
+    """`plot throughput|rtt` died on meta.json paths of an unexpected shape ('str' object
+    has no attribute 'get'); they now draw without the configured lines."""
+    import json
+
+    run = run_copy(tmp_path)
+    meta = json.loads((run / "meta.json").read_text())
+    (run / "meta.json").write_text(json.dumps({**meta, "paths": paths}))
+    db = tmp_path / "lab.duckdb"
+    assert cli("analyze", "-q", str(run), "--db", str(db)).returncode == 0
+    con = duckdb.connect(str(db), read_only=True)
+    run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
+    con.close()
+    for kind in ("throughput", "rtt"):
+        r = cli("plot", kind, run_id, "--db", str(db), "-o", str(tmp_path / f"{kind}.json"))
+        assert r.returncode == 0, r.stderr
