@@ -263,16 +263,46 @@ def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return out
 
 
+def _type_family(sql: str) -> str:
+    """Types DuckDB casts between without loss of meaning count as one (an older version
+    of our tables may have had another integer width)."""
+    t = sql.upper()
+    if "INT" in t:
+        return "integer"
+    if t in ("FLOAT", "DOUBLE", "REAL") or t.startswith("DECIMAL"):
+        return "number"
+    return t
+
+
 def _check_tables_are_ours(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    """A table with one of our names must be ours (ours, or an older version of ours)."""
-    have = _columns(con)
+    """A table with one of our names must be ours (ours, or an older version of ours):
+    our columns, of our types; and what has the name of one of our views or macros must
+    be one of those (we replace them), not a table of someone else's."""
+    rows = con.execute("SELECT c.table_name, c.column_name, c.data_type, t.table_type FROM information_schema.columns c "
+                       "JOIN information_schema.tables t USING (table_schema, table_name) "
+                       "WHERE c.table_schema = 'main' ORDER BY c.table_name, c.ordinal_position").fetchall()
+    have: dict[str, list[tuple[str, str]]] = {}
+    kinds: dict[str, str] = {}
+    for t, c, typ, kind in rows:
+        have.setdefault(t, []).append((c, typ))
+        kinds[t] = kind
+    views = {d.name for d in derived.definitions({t: set(cols) for t, cols in schema.TABLES.items()})}
     for t, cols in have.items():
+        if t in views and kinds[t] != "VIEW":
+            raise StoreError(f"{name}: holds a table {t!r} of its own where the lab keeps a view of that name; "
+                             "choose another --db")
         if t not in schema.TABLES:
             continue  # someone else's table: kept as it is
-        unknown = [c for c in cols if c not in schema.TABLES[t]]
-        if "run_id" not in cols or unknown:
+        names = [c for c, _ in cols]
+        unknown = [c for c in names if c not in schema.TABLES[t]]
+        if "run_id" not in names or unknown:
             raise StoreError(f"{name}: its table {t!r} is not the lab's (columns "
-                             f"{', '.join(unknown or cols)[:80]}); choose another --db")
+                             f"{', '.join(unknown or names)[:80]}); choose another --db")
+        typed = [f"{c} {typ} where the lab's is {schema.sql_type(schema.TABLES[t][c])}" for c, typ in cols
+                 if _type_family(typ) != _type_family(schema.sql_type(schema.TABLES[t][c]))]
+        if typed:
+            raise StoreError(f"{name}: its table {t!r} has columns of other types than the lab's "
+                             f"({'; '.join(typed[:2])}); choose another --db")
 
 
 @contextlib.contextmanager

@@ -237,3 +237,21 @@ def test_plots_read_any_shape_of_meta_paths(tmp_path, paths):
     for kind in ("throughput", "rtt"):
         r = cli("plot", kind, run_id, "--db", str(db), "-o", str(tmp_path / f"{kind}.json"))
         assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("sql, says", [
+    ("CREATE TABLE run_metrics (x INTEGER)", "where the lab keeps a view"),
+    ("CREATE VIEW problems AS SELECT 1 AS x", "is not the lab's"),
+    ("CREATE TABLE runs (run_id INTEGER, campaign INTEGER)", "columns of other types"),
+])
+def test_a_database_with_look_alike_objects_is_refused(tmp_path, sql, says):
+    """A user's table or view with one of our names, or our table with other column types:
+    a clear refusal (exit 2), the file untouched (a traceback, or rows written into it)."""
+    db = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(sql)
+    con.close()
+    before = db.read_bytes()
+    r = cli("analyze", "-q", str(SAMPLE / "server.pcap"), "--db", str(db))
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert db.read_bytes() == before
