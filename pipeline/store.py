@@ -518,9 +518,7 @@ def _open_copy(real: Path, tmp: Path) -> duckdb.DuckDBPyConnection:
         shutil.copy2(real, tmp)
     else:
         template = _empty_store()
-        from_template = template is not None and template.exists()
-        if from_template:
-            shutil.copyfile(template, tmp)
+        from_template = template is not None and template.exists() and _copy_of_template(template, tmp)
     con = duckdb.connect(str(tmp))
     try:
         _ensure_schema(con)
@@ -532,6 +530,26 @@ def _open_copy(real: Path, tmp: Path) -> duckdb.DuckDBPyConnection:
         con.close()
         raise
     return con
+
+
+def _copy_of_template(template: Path, tmp: Path) -> bool:
+    """Copy the kept empty store to ``tmp`` if it opens as one (a cache file damaged or cut
+    short — "delete it any time" — is deleted and made again, never fails a new database)."""
+    duckdb = _duckdb()
+    try:
+        shutil.copyfile(template, tmp)
+        con = duckdb.connect(str(tmp))
+        try:
+            ok = derived.installed_version(con) is not None and set(schema.TABLES) <= set(_columns(con))
+        finally:
+            con.close()
+        if ok:
+            return True
+    except (duckdb.Error, OSError):
+        pass
+    for f in (tmp, tmp.with_name(tmp.name + ".wal"), template):
+        f.unlink(missing_ok=True)
+    return False
 
 
 def _empty_store() -> Path | None:

@@ -255,3 +255,27 @@ def test_a_database_with_look_alike_objects_is_refused(tmp_path, sql, says):
     r = cli("analyze", "-q", str(SAMPLE / "server.pcap"), "--db", str(db))
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("damage", ["cut", "garbage", "empty-db"])
+def test_a_damaged_cached_empty_store_is_made_again(tmp_path, damage):
+    """The pipeline keeps an empty store in ~/.cache/mptcp-lab ("delete it any time"); a
+    damaged one broke every new database until found."""
+    cache = tmp_path / "cache"
+    env = {"XDG_CACHE_HOME": str(cache)}
+    assert cli("analyze", "-q", str(SAMPLE / "server.pcap"), "--db", str(tmp_path / "a.duckdb"), env=env).returncode == 0
+    (kept,) = list((cache / "mptcp-lab").glob("empty-store-*.duckdb"))
+    if damage == "cut":
+        kept.write_bytes(kept.read_bytes()[:5000])
+    elif damage == "garbage":
+        kept.write_bytes(b"\0" * 8 + b"DUCK" + os.urandom(20000))
+    else:
+        kept.unlink()
+        duckdb.connect(str(kept)).close()  # a valid DuckDB file without our tables
+    r = cli("analyze", "-q", str(SAMPLE / "server.pcap"), "--db", str(tmp_path / "b.duckdb"), env=env)
+    assert r.returncode == 0, r.stderr
+    con = duckdb.connect(str(tmp_path / "b.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM connections").fetchone()[0] > 0
+    con.close()
+    r = cli("analyze", "-q", str(SAMPLE / "server.pcap"), "--db", str(tmp_path / "c.duckdb"), env=env)
+    assert r.returncode == 0, r.stderr
