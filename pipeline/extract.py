@@ -264,9 +264,10 @@ def parse_fields(raw: bytes) -> pl.DataFrame:
         if f.occurrence == "all":
             exprs.append(col)
             continue
-        # occurrence=a: a frame with two of an option (or an ICMP-quoted header)
-        # prints "a,b"; the first occurrence is the one that describes this frame.
-        first = col.str.split_exact(",", 0).struct.field("field_0")
+        # occurrence=a: a frame with two of an option (or a tunnel's two IP headers)
+        # prints "a,b"; the field says which one describes this frame's TCP segment.
+        first = (col.str.split(",").list.last() if f.occurrence == "last"
+                 else col.str.split_exact(",", 0).struct.field("field_0"))
         if f.hex:
             exprs.append(first.str.strip_prefix("0x").str.to_integer(base=16, strict=False).cast(f.dtype).alias(f.column))
         elif f.dtype == pl.Utf8:

@@ -16,8 +16,9 @@ class Field:
     tshark: str  # tshark display-filter field name; also names the native decoder's value
     column: str  # column in the packets table
     native_type: str  # the column's type as the native decoder names it (schema.NATIVE_DTYPES: polars')
-    # A frame may hold a field several times (two MPTCP options, an ICMP-quoted
-    # header): "first" keeps the first occurrence, "all" joins them with commas.
+    # A frame may hold a field several times (two MPTCP options, a tunnel's outer and
+    # inner IP headers): "first" keeps the first occurrence, "last" the last (the
+    # innermost IP header: the TCP segment's), "all" joins them with commas.
     occurrence: str = "first"
     hex: bool = False  # tshark prints it in hex (0x...)
 
@@ -36,14 +37,14 @@ PACKET_FIELDS: list[Field] = [
     # bytes captured of the frame (less than frame_bytes when the snap length cut it):
     # fewer than the headers' bytes means TCP/MPTCP options were lost
     Field("frame.cap_len", "cap_bytes", "u32"),
-    Field("ip.src", "ip_src", "str"),
-    Field("ip.dst", "ip_dst", "str"),
-    Field("ipv6.src", "ip6_src", "str"),
-    Field("ipv6.dst", "ip6_dst", "str"),
+    Field("ip.src", "ip_src", "str", occurrence="last"),
+    Field("ip.dst", "ip_dst", "str", occurrence="last"),
+    Field("ipv6.src", "ip6_src", "str", occurrence="last"),
+    Field("ipv6.dst", "ip6_dst", "str", occurrence="last"),
     # IPv4 identification and the TCP checksum as sent (not verified): with the time and
     # the other fields they tell an exact duplicate (a capture merged with itself) from
     # a retransmission or a repeated ACK
-    Field("ip.id", "ip_id", "u16", hex=True),
+    Field("ip.id", "ip_id", "u16", occurrence="last", hex=True),
     Field("tcp.stream", "stream", "u32"),
     Field("tcp.srcport", "sport", "u16"),
     Field("tcp.dstport", "dport", "u16"),

@@ -505,3 +505,54 @@ def test_the_pcaps_a_command_line_names(tmp_path):
     assert inputs.named(["analyze", str(loose), "--decoder=tshark"]) == []
     assert inputs.named(["load", str(loose)]) == [] and inputs.named([]) == []
     assert len(inputs.named(["analyze", str(run), str(loose)])) == inputs.FILES
+
+
+def _tunnelled(inner_src: str, inner_dst: str, sport: int, how: str) -> list:
+    """A short plain-TCP download between the inner addresses, inside tunnel ``how``."""
+    from scapy.all import GRE
+    from scapy.contrib.mpls import MPLS
+    from scapy.layers.ppp import PPP, PPPoE
+    from scapy.layers.vxlan import VXLAN
+
+    outer = IP(src="192.0.2.1", dst="192.0.2.2")
+    wrap = {
+        "ipip": lambda x: Ether() / outer / x,
+        "6in6": lambda x: Ether() / IPv6(src="2001:db8::1", dst="2001:db8::2") / x,
+        "gre": lambda x: Ether() / outer / GRE() / x,
+        "gre-keyed-ethernet": lambda x: Ether() / outer / GRE(key_present=1, key=7, seqnum_present=1, sequence_number=3,
+                                                              proto=0x6558) / Ether() / x,
+        "vxlan": lambda x: Ether() / outer / UDP(sport=40000, dport=4789) / VXLAN(vni=42) / Ether() / x,
+        "mpls": lambda x: Ether(type=0x8847) / MPLS(label=100, s=0) / MPLS(label=200, s=1) / x,
+        "pppoe": lambda x: Ether() / PPPoE(sessionid=9) / PPP(proto=0x0021 if IP in x else 0x0057) / x,
+    }[how]
+    l3 = (lambda: IPv6(src=inner_src, dst=inner_dst)) if ":" in inner_src else \
+        (lambda: IP(src=inner_src, dst=inner_dst))
+    l3r = (lambda: IPv6(src=inner_dst, dst=inner_src)) if ":" in inner_src else \
+        (lambda: IP(src=inner_dst, dst=inner_src))
+    pkts = [wrap(l3() / TCP(sport=sport, dport=80, flags="S", seq=100)),
+            wrap(l3r() / TCP(sport=80, dport=sport, flags="SA", seq=500, ack=101)),
+            wrap(l3() / TCP(sport=sport, dport=80, flags="A", seq=101, ack=501)),
+            wrap(l3r() / TCP(sport=80, dport=sport, flags="PA", seq=501, ack=101) / Raw(b"x" * 300))]
+    return pkts
+
+
+@needs_tshark
+@pytest.mark.parametrize("how", ["ipip", "6in6", "gre", "gre-keyed-ethernet", "vxlan", "mpls", "pppoe"])
+def test_tunnelled_tcp_is_read_by_its_inner_addresses(tmp_path, how):
+    """TCP inside GRE, VXLAN, MPLS, PPPoE or IP-in-IP: both decoders read it (the native
+    one dropped it as "no TCP packets") by the innermost addresses, so two connections with
+    the same ports inside one outer pair stay two (IP-in-IP was keyed by the outer ones)."""
+    v6 = how == "6in6"
+    a = _tunnelled("fd00::1" if v6 else "10.0.0.1", "fd00::2" if v6 else "10.0.0.2", 40001, how)
+    b = _tunnelled("fd00::3" if v6 else "10.0.0.3", "fd00::4" if v6 else "10.0.0.4", 40001, how)
+    pkts = [p for pair in zip(a, b) for p in pair]
+    for i, p in enumerate(pkts):
+        p.time = 1_700_000_000 + i * 0.001
+    native = assert_same(pcapgen.write_link(tmp_path / f"{how}.pcap", pkts, "ether"))
+    p = native.packets
+    assert p.height == 8 and p["stream"].n_unique() == 2
+    col = "ip6_src" if v6 else "ip_src"
+    assert set(p[col]) == ({"fd00::1", "fd00::2", "fd00::3", "fd00::4"} if v6 else
+                           {"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"})
+    t, _ = tables.analyze_trace(tmp_path / f"{how}.pcap", "r", "client")
+    assert t["connections"].filter(direction="down")["payload_bytes"].to_list() == [300, 300]

@@ -97,7 +97,7 @@ pub struct ColumnSpec {
     pub column: String,
     /// u8, u16, u32, u64, f64 or str
     pub dtype: String,
-    /// "first" (the first occurrence in the frame) or "all" (comma-joined)
+    /// "first" (the first occurrence in the frame), "last" (IP fields: the innermost header) or "all" (comma-joined)
     pub occurrence: String,
 }
 
@@ -618,6 +618,8 @@ impl Decoder {
                 .ok_or_else(|| DecodeError::Field(format!("the native decoder does not produce field {:?}", s.tshark)))?;
             let all = match s.occurrence.as_str() {
                 "first" => false,
+                // the decoder keeps the innermost IP header's fields (packet.rs): the last
+                "last" if matches!(source, Source::IpSrc | Source::IpDst | Source::Ip6Src | Source::Ip6Dst | Source::IpId) => false,
                 "all" if source == Source::MpSubtype && s.dtype == "str" => true,
                 other => {
                     return Err(DecodeError::Field(format!(

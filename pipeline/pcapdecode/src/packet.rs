@@ -4,6 +4,12 @@
 //! extension headers) and TCP headers; the other link headers (cooked v2, PPP, BSD
 //! null/loopback, raw IP) are a few fixed bytes and are read here. Frames that are
 //! not TCP over IP, IP fragments and malformed headers are classified, never fatal.
+//!
+//! Tunnels are opened as tshark opens them: IP in IP (4in4, 6in6, mixed), GRE (IP or
+//! bridged Ethernet inside), VXLAN (UDP port 4789), MPLS label stacks and PPPoE
+//! sessions. The addresses kept are the innermost IP header's, the one the TCP segment
+//! rides in (tshark's `tcp.stream` keys on them too; its `ip.src` lists every header's,
+//! and the pipeline reads the last).
 
 use etherparse::{
     EtherType, Ethernet2HeaderSlice, IpNumber, Ipv4HeaderSlice, Ipv6ExtensionsSlice, Ipv6HeaderSlice,
@@ -46,7 +52,7 @@ pub struct Segment {
     pub ip4_dst: Option<[u8; 4]>,
     pub ip6_src: Option<[u8; 16]>,
     pub ip6_dst: Option<[u8; 16]>,
-    /// the first IPv4 header's identification
+    /// the innermost IPv4 header's identification
     pub ip_id: Option<u16>,
     pub sport: u16,
     pub dport: u16,
@@ -157,8 +163,86 @@ fn ether_payload(mut et: EtherType, mut d: &[u8], wire_extra: usize, seg: &mut S
     match et {
         EtherType::IPV4 => ipv4(d, wire_extra, seg),
         EtherType::IPV6 => ipv6(d, wire_extra, seg),
+        EtherType(0x8847) | EtherType(0x8848) => mpls(d, wire_extra, seg),
+        EtherType(0x8864) => pppoe_session(d, wire_extra, seg),
         _ => Err(Skip::NotTcp),
     }
+}
+
+/// MPLS: labels down to the bottom of the stack, then IP by its version nibble.
+fn mpls(mut d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
+    loop {
+        if d.len() < 4 {
+            return Err(Skip::Malformed);
+        }
+        let bottom = d[2] & 0x01 == 1;
+        d = &d[4..];
+        if bottom {
+            return ip_by_version(d, wire_extra, seg);
+        }
+    }
+}
+
+/// PPPoE session stage: 6 bytes of PPPoE header, then PPP's protocol field.
+fn pppoe_session(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
+    if d.len() < 8 {
+        return Err(Skip::Malformed);
+    }
+    match u16::from_be_bytes([d[6], d[7]]) {
+        0x0021 => ipv4(&d[8..], wire_extra, seg),
+        0x0057 => ipv6(&d[8..], wire_extra, seg),
+        _ => Err(Skip::NotTcp),
+    }
+}
+
+/// GRE (RFC 2784/2890): flags, protocol, then the optional checksum, key and sequence.
+fn gre(d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
+    if d.len() < 4 {
+        return Err(Skip::Malformed);
+    }
+    let flags = d[0];
+    if d[1] & 0x07 != 0 {
+        return Err(Skip::NotTcp); // version 1 (PPTP's enhanced GRE): not opened
+    }
+    let mut at = 4;
+    for bit in [0x80u8, 0x20, 0x10] {
+        // C (checksum + reserved), K (key), S (sequence): 4 bytes each
+        if flags & bit != 0 {
+            at += 4;
+        }
+    }
+    if d.len() < at {
+        return Err(Skip::Malformed);
+    }
+    inner_by_ethertype(u16::from_be_bytes([d[2], d[3]]), &d[at..], seg)
+}
+
+/// A tunnel's payload named by an EtherType: IP, or a bridged Ethernet frame.
+fn inner_by_ethertype(et: u16, d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
+    match et {
+        0x0800 => ipv4(d, 0, seg),
+        0x86dd => ipv6(d, 0, seg),
+        0x6558 => {
+            let eth = Ethernet2HeaderSlice::from_slice(d).map_err(|_| Skip::Malformed)?;
+            ether_payload(eth.ether_type(), &d[eth.slice().len()..], 0, seg)
+        }
+        _ => Err(Skip::NotTcp),
+    }
+}
+
+/// UDP: only VXLAN (port 4789, as tshark decodes it by default) carries TCP we read.
+fn udp(d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
+    if d.len() < 8 {
+        return Err(Skip::NotTcp);
+    }
+    if u16::from_be_bytes([d[2], d[3]]) != 4789 {
+        return Err(Skip::NotTcp);
+    }
+    // 8 bytes of VXLAN header (flags, VNI), then an Ethernet frame
+    if d.len() < 16 {
+        return Err(Skip::Malformed);
+    }
+    inner_by_ethertype(0x6558, &d[16..], seg)
 }
 
 fn ip_by_version(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
@@ -181,11 +265,10 @@ fn ipv4(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
     if total < hlen {
         return Err(Skip::Malformed);
     }
-    if seg.ip4_src.is_none() {
-        seg.ip4_src = Some(ip.source());
-        seg.ip4_dst = Some(ip.destination());
-        seg.ip_id = Some(ip.identification());
-    }
+    // an inner header replaces an outer one: the innermost is the TCP segment's
+    seg.ip4_src = Some(ip.source());
+    seg.ip4_dst = Some(ip.destination());
+    seg.ip_id = Some(ip.identification());
     if ip.is_fragmenting_payload() {
         return Err(Skip::Fragment);
     }
@@ -195,6 +278,8 @@ fn ipv4(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
         IpNumber::TCP => tcp(captured, reported, seg),
         IpNumber::IPV4 => ipv4(captured, reported.saturating_sub(captured.len()), seg),
         IpNumber::IPV6 => ipv6(captured, reported.saturating_sub(captured.len()), seg),
+        IpNumber::GRE => gre(captured, seg),
+        IpNumber::UDP => udp(captured, seg),
         _ => Err(Skip::NotTcp),
     }
 }
@@ -202,10 +287,8 @@ fn ipv4(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
 fn ipv6(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
     let _ = wire_extra;
     let ip = Ipv6HeaderSlice::from_slice(d).map_err(|_| Skip::Malformed)?;
-    if seg.ip6_src.is_none() {
-        seg.ip6_src = Some(ip.source());
-        seg.ip6_dst = Some(ip.destination());
-    }
+    seg.ip6_src = Some(ip.source());
+    seg.ip6_dst = Some(ip.destination());
     let payload_len = ip.payload_length() as usize;
     if payload_len == 0 {
         return Err(Skip::Malformed); // jumbogram or bogus
@@ -221,6 +304,8 @@ fn ipv6(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
         IpNumber::TCP => tcp(rest, reported, seg),
         IpNumber::IPV4 => ipv4(rest, reported.saturating_sub(rest.len()), seg),
         IpNumber::IPV6 => ipv6(rest, reported.saturating_sub(rest.len()), seg),
+        IpNumber::GRE => gre(rest, seg),
+        IpNumber::UDP => udp(rest, seg),
         _ => Err(Skip::NotTcp),
     }
 }
