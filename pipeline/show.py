@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict, deque
 from pathlib import Path
 
@@ -97,9 +98,23 @@ def dissect(pcap: str | Path, frames: list[int]) -> list[str]:
             raise ShowError(r.stderr.strip().removeprefix("error: "))
         return [r.stdout]
     try:
-        tree, pdml = _captures(p, frames)
-    except Exception as e:  # tshark missing or refusing the file: say which file
-        raise ShowError(f"{p}: tshark could not dissect it ({type(e).__name__}: {e})") from e
+        try:
+            tree, pdml = _captures(p, frames)
+        except Exception as e:
+            if "cut short" not in str(e) and "damaged" not in str(e):
+                raise
+            # a capture cut short (which `analyze` reads up to the cut): tshark refuses it
+            # whole; editcap copies the packets before the cut, numbered as in the file
+            with tempfile.TemporaryDirectory(prefix="mptcp-lab-show-") as d:
+                whole = Path(d) / f"readable{p.suffix}"
+                subprocess.run(["editcap", str(p), str(whole)], capture_output=True, timeout=300)
+                if not whole.exists():
+                    raise
+                tree, pdml = _captures(whole, frames)
+    except Exception as e:  # tshark missing or refusing the file: say which file, in one line
+        last = next((ln for ln in reversed(str(e).splitlines()) if "tshark:" in ln), str(e).splitlines()[0] if str(e)
+                    else type(e).__name__)
+        raise ShowError(f"{p}: tshark could not dissect it ({last.strip()[:200]})") from e
     missing = [f for f in frames if f not in tree]
     if missing:
         n = frame_count(p)

@@ -279,3 +279,16 @@ def test_a_damaged_cached_empty_store_is_made_again(tmp_path, damage):
     con.close()
     r = cli("analyze", "-q", str(SAMPLE / "server.pcap"), "--db", str(tmp_path / "c.duckdb"), env=env)
     assert r.returncode == 0, r.stderr
+
+
+def test_show_dissects_a_capture_cut_short(tmp_path):
+    """`analyze` reads a capture whose last record is cut short; `show` could not dissect
+    any of its frames (tshark refuses the file whole) and printed pyshark's advice."""
+    if not shutil.which("tshark") or not shutil.which("editcap"):
+        pytest.skip("tshark/editcap not installed")
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes((SAMPLE / "client.pcap").read_bytes()[:-10])
+    r = cli("show", str(cut), "3")
+    assert r.returncode == 0 and r.stdout.startswith("Frame 3:"), r.stderr
+    r = cli("show", str(cut), "100000")
+    assert r.returncode == 1 and "no frame 100000" in r.stderr and len(r.stderr.strip().splitlines()) == 1
