@@ -556,3 +556,25 @@ def test_tunnelled_tcp_is_read_by_its_inner_addresses(tmp_path, how):
                            {"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"})
     t, _ = tables.analyze_trace(tmp_path / f"{how}.pcap", "r", "client")
     assert t["connections"].filter(direction="down")["payload_bytes"].to_list() == [300, 300]
+
+
+@needs_tshark
+def test_pcapng_block_of_an_undescribed_interface_ends_the_file_in_both(tmp_path):
+    """A packet block naming an interface its section never described: tshark's reader
+    stops there (damaged mid-file); the native decoder skipped the block and went on."""
+    sf = pcapgen.tcp_handshake(Subflow("10.0.1.2", "10.0.0.1", 40001), 0.0, 0.02, 0.02)
+    for i in range(4):
+        sf.data(0.05 + 0.001 * i, 1 + 1000 * i, 1000)
+    frames = [(0, float(p.time), link_frame(p, "ether")) for p in sf.packets]
+    path = pcapgen.write_pcapng_bytes(tmp_path / "badif.pcapng", [(1, None)], frames)
+    b, off, epbs = bytearray(path.read_bytes()), 0, []
+    while off < len(b):  # the 4th enhanced packet block names interface 5
+        btype, blen = struct.unpack_from("<II", b, off)
+        epbs += [off] if btype == 6 else []
+        off += blen
+    struct.pack_into("<I", b, epbs[3] + 8, 5)
+    path.write_bytes(bytes(b))
+    native = assert_same(path)
+    assert native.packets.height == 3
+    assert native.warnings == ["damaged mid-file (pcapng: interface index 5 is not less than section interface "
+                               "count 1): the packets before the damage were used, the rest is lost"]

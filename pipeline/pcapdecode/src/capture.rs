@@ -152,7 +152,14 @@ impl Reader {
                                 data: b.data,
                             })
                         }
-                        PcapBlockOwned::NG(block) => self.state.ng_block(block, &mut f),
+                        PcapBlockOwned::NG(block) => match self.state.ng_block(block, &mut f) {
+                            Ok(keep_going) => keep_going,
+                            Err(why) => {
+                                // as Wireshark's reader: the file ends at the damage
+                                self.end = Some(End::Corrupt(why));
+                                false
+                            }
+                        },
                     };
                     Ok((offset, keep_going))
                 }
@@ -326,8 +333,9 @@ fn record_header(d: &[u8], be: bool, ns: bool, snaplen: u32) -> Result<u32, Stri
 }
 
 impl Formats {
-    fn ng_block<F: FnMut(&Record) -> bool>(&mut self, block: Block, f: &mut F) -> bool {
-        match block {
+    /// Hands the block's frame (if any) to `f`; its verdict, or why the block is damage.
+    fn ng_block<F: FnMut(&Record) -> bool>(&mut self, block: Block, f: &mut F) -> Result<bool, String> {
+        Ok(match block {
             Block::SectionHeader(shb) => {
                 // Interface ids are per section.
                 self.interfaces.clear();
@@ -345,7 +353,7 @@ impl Formats {
                 true
             }
             Block::EnhancedPacket(epb) => {
-                let iface = self.interface(epb.if_id);
+                let iface = self.known_interface(epb.if_id)?;
                 let ts = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
                 let (sec, nsec) = split_ts(ts, iface.units_per_sec);
                 let caplen = (epb.caplen as usize).min(epb.data.len());
@@ -376,7 +384,7 @@ impl Formats {
                 // Obsolete Packet Block (pcapng draft): if_id u16, drops u16, ts, caplen, len.
                 let d = ub.data;
                 if d.len() < 20 {
-                    return true;
+                    return Ok(true);
                 }
                 let be = self.big_endian_section;
                 let u16_at = |o: usize| {
@@ -387,7 +395,7 @@ impl Formats {
                     let b = [d[o], d[o + 1], d[o + 2], d[o + 3]];
                     if be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
                 };
-                let iface = self.interface(u16_at(0) as u32);
+                let iface = self.known_interface(u16_at(0) as u32)?;
                 let ts = ((u32_at(4) as u64) << 32) | u32_at(8) as u64;
                 let (sec, nsec) = split_ts(ts, iface.units_per_sec);
                 let caplen = (u32_at(12) as usize).min(d.len() - 20);
@@ -400,6 +408,18 @@ impl Formats {
                 })
             }
             _ => true, // name resolution, statistics, secrets, custom…: no frames
+        })
+    }
+
+    /// A packet block's interface, which its section must have described (Wireshark's
+    /// words when it has not).
+    fn known_interface(&self, id: u32) -> Result<Interface, String> {
+        match self.interfaces.get(id as usize) {
+            Some(i) => Ok(*i),
+            None => Err(format!(
+                "pcapng: interface index {id} is not less than section interface count {}",
+                self.interfaces.len()
+            )),
         }
     }
 
