@@ -43,13 +43,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from capture.cc import ALGORITHMS  # noqa: E402
-from capture.cc.lab import Bed, Flow  # noqa: E402
-from capture.cc.loader import unavailable_reason  # noqa: E402
-from capture.topology import sweep  # noqa: E402
-from capture.util import signals_raise  # noqa: E402
+from capture.cc import ALGORITHMS
+from capture.cc.lab import Bed, Flow
+from capture.cc.loader import unavailable_reason
+from capture.topology import sweep
+from capture.util import signals_raise
 
 KEY = {"lia": "lia", "olia": "olia", "balia": "balia", "reno": "uncoupled_reno"}
 

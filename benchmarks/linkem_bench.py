@@ -43,8 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "capture" / "linkem"))
-import lab  # noqa: E402
+from capture import linkem_lab as lab
 
 TCK = os.sysconf("SC_CLK_TCK")
 

@@ -35,10 +35,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from pipeline import extract, flows, metrics, store, tables
 
-from pipeline import extract, flows, metrics, store, tables  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 CAMPAIGN = REPO / "benchmarks" / "bench-capture.yaml"
 OUT = REPO / "data" / "bench"

@@ -5,14 +5,18 @@ import functools
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
 
 from .util import REPO
 
-CHECK = REPO / "kernel-config" / "check"
-PROFILES = REPO / "kernel-config" / "profiles"
+# the checkout's kernel-config/, or the copy an installed wheel put under <prefix>/share
+KERNEL_CONFIG = next((d for d in (REPO / "kernel-config", Path(sys.prefix) / "share" / "mptcp-lab" / "kernel-config")
+                      if d.is_dir()), REPO / "kernel-config")
+CHECK = KERNEL_CONFIG / "check"
+PROFILES = KERNEL_CONFIG / "profiles"
 
 # net.core.* buffer limits are global (not per network namespace) on Linux: setting
 # them inside a namespace would change the host, so the testbed never does.

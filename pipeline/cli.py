@@ -256,7 +256,10 @@ def _summary(t: dict[str, pl.DataFrame], db: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m pipeline", description="pcaps -> DuckDB tables of MPTCP metrics",
+    # the console script (mptcp-lab) or python -m pipeline, as the user typed it
+    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    prog = script if script.startswith("mptcp-lab") else "python -m pipeline"
+    ap = argparse.ArgumentParser(prog=prog, description="pcaps -> DuckDB tables of MPTCP metrics",
                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
 

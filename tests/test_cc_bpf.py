@@ -74,10 +74,10 @@ def test_sigkill_of_the_parent_unregisters(tmp_path):
     parent-death signal and unregisters."""
     _skip_unless_loadable("olia")
     ready = tmp_path / "ready"
-    code = ("import sys, time; sys.path.insert(0, %r)\n"
+    code = ("import time\n"
             "from capture.cc.loader import Registered\n"
-            "Registered('olia').start(); open(%r, 'w').write('x'); time.sleep(60)\n") % (str(REPO), str(ready))
-    p = subprocess.Popen([sys.executable, "-c", code])
+            "Registered('olia').start(); open(%r, 'w').write('x'); time.sleep(60)\n") % (str(ready),)
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:
         assert _until(ready.exists, 10)
         assert "olia" in registered()

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from capture import linkem_lab as lab
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "capture" / "linkem"))
-import lab  # noqa: E402
 
 
 BIN = lab.LINKEM

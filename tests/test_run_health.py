@@ -4,8 +4,6 @@ columns, older table folders still loading, and the notebooks' stall filter.
 No captures here (no root needed)."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -14,9 +12,7 @@ import pytest
 from capture import health
 from pipeline import schema, store, tables
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "notebooks"))
-from labfig import db as labdb  # noqa: E402
+from labfig import db as labdb
 
 
 def lateness(events, late, intervals, worst_ms, at=100.0):

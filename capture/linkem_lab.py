@@ -5,7 +5,8 @@
 Path i: client address 10.77.i.1/24 on interface c<i>, server 10.77.i.2/24 on
 s<i>. Every namespace name starts with a unique prefix; `Topology` is a context
 manager that deletes them (and kills what it started) even on failure.
-Used by tests/test_linkem.py and benchmarks/linkem_bench.py. Needs root.
+Used by tests/test_linkem.py and benchmarks/linkem_bench.py (the emulator alone, without
+MPTCP: the campaigns' testbed is capture.topology). Needs root.
 """
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-LINKEM = HERE / "target" / "release" / "linkem"
+from .emulator import LINKEM  # noqa: E402  (the one place the binary's path is said)
 
 
 def sh(*args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:

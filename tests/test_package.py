@@ -1,0 +1,82 @@
+"""A normal package: the wheel built from the checkout, installed into a fresh virtual
+environment (no editable install, no checkout on the path), analyses a sample from a
+folder outside the checkout through its console script, and carries every package and
+data file (capture.cc, the campaigns, the papers, the notebook template, kernel-config)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "samples" / "mp2-iperf3-up"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("wheel")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(REPO)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (wheel,) = (tmp / "dist").glob("mptcp_lab-*.whl")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    r = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", str(wheel)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    # the dependencies (polars, duckdb, the native decoder...) from the test environment's
+    # site-packages as a plain path: its .pth files, among them the editable install's
+    # pointer to the checkout, are not read
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv, tmp
+
+
+def run(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, cwd=cwd, timeout=600,
+                          env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(cwd)})
+
+
+def test_the_installed_package_is_not_the_checkout(installed):
+    venv, tmp = installed
+    code = ("import capture.cc, capture.linkem_lab, findings, labfig, papers, pipeline, pcapdecode\n"
+            "from capture import kernel, spec\n"
+            "from papers import PAPERS\n"
+            "from labfig import notebook_html\n"
+            "import pathlib\n"
+            "print(pipeline.__file__); print(capture.cc.__file__)\n"
+            "assert kernel.CHECK.is_file() and list(kernel.PROFILES.glob('*.yaml')), kernel.CHECK\n"
+            "assert spec.SCHEMA_FILE.is_file()\n"
+            "assert all((pathlib.Path(p.__file__).parent / 'campaign.yaml').is_file() for p in\n"
+            "           [__import__(f'papers.{k}', fromlist=['x']) for k in PAPERS])\n"
+            "assert (pathlib.Path(notebook_html.__file__).parent / 'nbtemplates' / 'offline' / 'index.html.j2').is_file()\n")
+    r = run(venv, tmp, str(venv / "bin" / "python"), "-c", code)
+    assert r.returncode == 0, r.stderr[-3000:]
+    for line in r.stdout.split():
+        assert str(venv) in line and str(REPO) not in line, line
+
+
+def test_the_console_script_analyses_a_sample_outside_the_checkout(installed):
+    venv, tmp = installed
+    work = tmp / "elsewhere"
+    shutil.copytree(SAMPLE, work / "run")
+    r = run(venv, work, "mptcp-lab", "analyze", "-q", "run", "--db", "lab.duckdb")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "connections" in r.stderr and (work / "lab.duckdb").is_file()
+    r = run(venv, work, "mptcp-lab", "tables", "run", "--out", "t")
+    assert r.returncode == 0 and (work / "t" / "connections.parquet").is_file(), r.stderr[-2000:]
+    r = run(venv, work, "mptcp-lab", "--help")
+    assert r.returncode == 0 and "analyze" in r.stdout
+
+
+def test_no_module_reaches_code_through_sys_path():
+    hits = subprocess.run(["grep", "-rln", "--include=*.py", "sys.path.insert", "."], cwd=REPO,
+                          capture_output=True, text=True).stdout.split()
+    mine = Path(__file__).relative_to(REPO).as_posix()
+    assert [h for h in hits if not h.startswith("./.venv") and not h.endswith(mine)] == []
