@@ -19,7 +19,16 @@ SAMPLE = REPO / "data" / "samples" / "mp2-iperf3-up"
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(REPO)],
+    # built from a copy of the checkout's files: setuptools writes build/ and *.egg-info
+    # beside the sources, which the checkout must not get from a test
+    src = tmp / "src"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    for f in files:
+        if (REPO / f).is_file() and not f.startswith(("data/", "tests/")):
+            (src / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / f, src / f)
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(src)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     (wheel,) = (tmp / "dist").glob("mptcp_lab-*.whl")
