@@ -42,6 +42,7 @@ os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
 os.environ["MPTCP_LAB_NOTEBOOK"] = "ditg"
 import math
 import re
+import textwrap
 
 import altair as alt
 import polars as pl
@@ -269,8 +270,11 @@ def columns_estimates(e: pl.DataFrame, x: alt.X, axis: alt.Axis, dom: list[float
         part = one.filter((pl.col(xf) == edge) == flip) if edge is not None else (one if not flip else one.clear())
         right = (side == "right") != flip
         if part.height:
+            if flip:  # turned inward, toward the neighbouring category: wrapped narrow
+                part = part.with_columns(pl.col("paper_label").map_elements(
+                    lambda t: "\n".join(textwrap.wrap(t, 18)), return_dtype=pl.Utf8))
             layers.append(alt.Chart(part).mark_text(
-                align="left" if right else "right", baseline="middle", fontSize=10,
+                align="left" if right else "right", baseline="middle", fontSize=10, lineBreak="\n",
                 dx=(half + 8) * (1 if right else -1)).encode(x=x, **off, y=Y("label_at:Q"), text="paper_label:N"))
     return alt.layer(*layers)
 
@@ -343,7 +347,8 @@ APPS3 = [a for a in APPS if a in sym["application"].to_list() + E3["app"].to_lis
 
 
 def fig3(d):
-    x = alt.X("where:N", sort=ORDER3, axis=alt.Axis(labelAngle=0, labelLimit=200),
+    # six or more categories do not fit side by side at 0°: slanted, they do not overlap
+    x = alt.X("where:N", sort=ORDER3, axis=alt.Axis(labelAngle=0 if len(ORDER3) <= 4 else -30, labelLimit=200),
               title=("application · RTT on both paths" if len(RTTS3) > 1 else
                      f"application (RTT {RTTS3[0]:g} ms on both paths, no loss, 100 Mbit/s)"))
     runs = alt.Chart(d).mark_point(filled=True, size=55, opacity=0.75).encode(
