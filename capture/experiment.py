@@ -20,6 +20,18 @@ from .spec import SIZED, RunSpec
 from .topology import Topology, sweep
 from .util import Interrupted, block_signals, log, unblock_signals
 
+META_SCHEMA_FILE = Path(__file__).resolve().parent / "meta.schema.yaml"
+
+
+def meta_problems(meta: dict) -> list[str]:
+    """What in ``meta`` breaks capture/meta.schema.yaml (jsonschema, the writer's check)."""
+    import jsonschema
+    import yaml
+
+    v = jsonschema.Draft7Validator(yaml.safe_load(META_SCHEMA_FILE.read_text()))
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:120]}"
+            for e in sorted(v.iter_errors(meta), key=lambda e: list(map(str, e.absolute_path)))]
+
 DONE = ".done"        # marker written last: a run folder with it is finished
 STARTED = ".started"  # marker written first: a folder with only this is a half run
 
@@ -146,6 +158,13 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
                 for ifc in end["interfaces"].values():
                     (run_dir / ifc["pcap"]).unlink(missing_ok=True)
                     ifc["pcap"] = None
+        # checked against its one declaration before it is written: a field of the wrong
+        # shape is our defect, said in the log and in the file (the run's packets stay)
+        problems = meta_problems(json.loads(json.dumps(meta, default=str)))
+        if problems:
+            log.error("run %s: meta.json does not match capture/meta.schema.yaml: %s", spec.run_id,
+                      "; ".join(problems))
+            meta["meta_schema_problems"] = problems
         (run_dir / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
         (run_dir / STARTED).unlink(missing_ok=True)
         (run_dir / DONE).write_text(meta["finished_at"])

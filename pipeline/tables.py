@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import ditg, flows, metrics, mptcp, sanity, schema, seqgraph
+from . import ditg, flows, metadoc, metrics, mptcp, sanity, schema, seqgraph
 from .inputs import not_regular, sort_pcaps
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
@@ -272,23 +271,6 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     return out
 
 
-# meta.json fields lifted into the runs table (and read by the pipeline), with their
-# JSON types; anything else stays in runs.meta_json as it was.
-META_FIELDS: dict[str, tuple[type, ...]] = {
-    "run_id": (str,), "campaign": (str,), "scenario": (str,), "mode": (str,),
-    "congestion_control": (str,), "scheduler": (str,), "primary_path": (str,), "workload": (str,),
-    "started_at": (str,), "size_bytes": (int,), "repetition": (int,), "paths": (dict,), "attempt": (int,),
-    "stalls": (dict,), "host": (dict,), "run_cpu": (dict,),
-}
-# the objects among them whose fields become the runs table's host-health columns
-META_OBJECTS: dict[str, dict[str, tuple[type, ...]]] = {
-    "stalls": {"stalled": (bool,), "worst_late_ms": (int, float), "late_packets": (int,), "late_intervals": (int,),
-               "worst_reader_lag_ms": (int, float)},
-    "host": {"steal_pct": (int, float), "busy_pct": (int, float)},
-    "run_cpu": {"cpu_s": (int, float)},
-}
-# integers must fit their column (runs: Int32 repetition/attempt, Int64 sizes and counts)
-_INT_BITS = {"repetition": 32, "attempt": 32}
 _JSON_NAMES = {str: "a string", int: "an integer", dict: "an object", list: "a list", float: "a number",
                bool: "true/false", type(None): "null"}
 
@@ -322,25 +304,9 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
         return bad("meta.json nests deeper than Python's JSON reader goes")
     if not isinstance(doc, dict):
         return bad(f"meta.json holds {_JSON_NAMES.get(type(doc), type(doc).__name__)}, not an object")
-    meta, problems = dict(doc), []
-    for key, types in META_FIELDS.items():
-        v = meta.get(key)
-        if v is None:
-            continue
-        if isinstance(v, float) and int in types and v.is_integer():
-            meta[key] = v = int(v)
-        why = _mistyped(v, types, _INT_BITS.get(key, 64))
-        if why:
-            problems.append(problem(None, src, "load", f"meta.json: {key} {why}; left empty"))
-            meta.pop(key)
-        elif key in META_OBJECTS:
-            fields = dict(v)
-            for sub, sub_types in META_OBJECTS[key].items():
-                w = _mistyped(fields.get(sub), sub_types, 64) if fields.get(sub) is not None else None
-                if w:
-                    problems.append(problem(None, src, "load", f"meta.json: {key}.{sub} {w}; left empty"))
-                    fields.pop(sub)
-            meta[key] = fields
+    # every field through meta.json's one declaration (capture/meta.schema.yaml)
+    meta, why = metadoc.check(doc)
+    problems = [problem(None, src, "load", f"meta.json: {w}; left empty") for w in why]
     if "started_at" in meta:
         try:
             _parse_time(meta["started_at"])
@@ -357,19 +323,6 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
                                                    "the folder name is used"))
         meta.pop("run_id")
     return meta, problems
-
-
-def _mistyped(v, types: tuple[type, ...], int_bits: int) -> str | None:
-    """Why ``v`` cannot be one of ``types`` (JSON's: true/false is no number; an integer
-    must fit ``int_bits``; a number must be finite), or None."""
-    if isinstance(v, bool) != (bool in types) or not isinstance(v, types):
-        return (f"should be {_JSON_NAMES[types[0]]}, not {_JSON_NAMES.get(type(v), type(v).__name__)} "
-                f"({json.dumps(v, default=str)[:40]})")
-    if isinstance(v, int) and not isinstance(v, bool) and not -(1 << (int_bits - 1)) <= v < (1 << (int_bits - 1)):
-        return f"{v} is out of range"
-    if isinstance(v, float) and not math.isfinite(v):
-        return f"{v} is not a finite number"
-    return None
 
 
 def _valid_paths(paths: dict) -> tuple[dict, str | None]:
