@@ -8,10 +8,11 @@ at any depth. The runs are grouped by ``runs.campaign`` and written as one folde
 campaign with one Parquet file per table (the layout ``python -m pipeline load`` and
 the workflow's ``load_db`` read), compressed with zstd. To stay small:
 
-* ``rtt_samples``, ``ofo_samples`` and ``app_latency``: a run (per table) with more than
-  ``--cap`` rows (default 30000) keeps every k-th row, k = ceil(rows / cap), in the order of
-  (trace, conn_id, subflow_id, frame) (app_latency: (flow, seq)); every run keeps at
-  least its first row of each subflow. A systematic sample in time order keeps the
+* ``rtt_samples`` and ``ofo_samples``: a run (per table) with more than ``--cap`` rows
+  (default 30000) keeps every k-th row, k = ceil(rows / cap), in the order of
+  (trace, conn_id, subflow_id, frame); every run keeps at least its first row of each
+  subflow. ``app_latency`` keeps every row (the D-ITG claims count and average them) but
+  not its send and receive times (null; no analysis reads them). A systematic sample in time order keeps the
   shape of distributions (CCDFs) and of time series, but sums over the rows (e.g. bytes
   per subflow from ofo_samples) shrink by about k: use ``subflows``/``connections`` for
   totals. ``thinning.parquet`` lists k per run and table.
@@ -34,9 +35,11 @@ from pathlib import Path
 
 import polars as pl
 
+# app_latency is never thinned: a D-ITG claim's per-run mean latency and the offered-load
+# check's received-packet count (pipeline.derived run_facts: avg and count over its rows)
+# are read from it, and a count over every k-th row is k times too small
 THINNED = {"rtt_samples": ["trace", "conn_id", "subflow_id", "frame"],
-           "ofo_samples": ["trace", "conn_id", "subflow_id", "frame"],
-           "app_latency": ["flow", "seq"]}
+           "ofo_samples": ["trace", "conn_id", "subflow_id", "frame"]}
 DEFAULT_CAP = 30000
 
 
@@ -99,6 +102,10 @@ def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> d
         summaries.append(link_summary(t["link_truth"]))
         t["link_truth"] = schema.empty("link_truth")
         t["seq_packets"] = schema.empty("seq_packets")
+        # D-ITG's send and receive times: read by no analysis (the claims average delay_ms
+        # and count rows), ~40 % of the table's bytes; null here, whole in the run folders
+        t["app_latency"] = t["app_latency"].with_columns(sent_s=pl.lit(None, pl.Float64),
+                                                         received_s=pl.lit(None, pl.Float64))
         by_campaign.setdefault(campaign, []).append(t)
     # the run-level side files keep the rows of the campaigns not rebuilt here
     replaced = {t["runs"]["run_id"][0] for parts in by_campaign.values() for t in parts}
