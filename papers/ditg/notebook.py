@@ -563,7 +563,8 @@ def fig68(d):
         x=alt.X("where:N", sort=ORDER68, title=f"packet loss (both paths {RTT_LOSS:g} ms, 100 Mbit/s)",
                 axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("transport:N", scale=alt.Scale(domain=[TCP, MPTCP])),
-        y=alt.Y("latency_ms:Q", title=["mean packet latency", "per run (ms)"], scale=alt.Scale(zero=True)),
+        # loss-free runs (tens of ms) and 4 % loss (seconds) on one axis: log, or the former are a flat line
+        y=alt.Y("latency_ms:Q", title=["mean packet latency", "per run (ms, log)"], scale=alt.Scale(type="log")),
         color=alt.Color("transport:N", scale=T_COLOR, title="runs"),
         tooltip=["run_id:N", "transport:N", "application:N", "where:N",
                  alt.Tooltip("latency_ms:Q", format=".1f", title="mean latency (ms)")]
