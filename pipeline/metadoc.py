@@ -57,7 +57,8 @@ def why_not(v, sub: dict) -> str | None:
     if types is not None:
         types = [types] if isinstance(types, str) else types
         if not any(_is(v, t) for t in types):
-            return (f"should be {' or '.join(_SAY[t] for t in types)}, not {_IS.get(type(v), type(v).__name__)} "
+            said = [t for t in types if t != "null"] or types  # null is "absent", not a kind to ask for
+            return (f"should be {' or '.join(_SAY[t] for t in said)}, not {_IS.get(type(v), type(v).__name__)} "
                     f"({json.dumps(v, default=str)[:40]})")
     if isinstance(v, float) and not math.isfinite(v):
         return f"{v} is not a finite number"
