@@ -41,7 +41,7 @@ import polars as pl
 from IPython.display import Markdown, display
 
 from labfig import connect, query, save
-from labfig.runplots import configured_paths, outliers, plot_rtt, plot_seq, plot_throughput, run_view, runs, show
+from pipeline.runplots import configured_paths, outliers, plot_rtt, plot_seq, plot_throughput, run_view, runs, show
 
 pl.Config.set_tbl_rows(40)
 pl.Config.set_tbl_cols(30)

@@ -17,7 +17,7 @@ examples:
   python -m pipeline analyze data/samples/mp2-tbf --db results/lab.duckdb      (a run folder)
   python -m pipeline tables data/raw/chen/run-0001 --out results/tables/run-0001
   python -m pipeline load results/tables/* --db results/lab.duckdb
-  python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg   (also rtt, throughput; .png/.html)
+  python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg   (also rtt, owd, throughput; .png/.html)
   python -m pipeline show data/samples/mp2-linkem/client.pcap 478               (tshark's dissection of frame 478)
 
 Metrics follow Chen et al. (IMC 2013) §3.3: download time and out-of-order delay
@@ -210,7 +210,7 @@ def cmd_load(a: argparse.Namespace) -> int:
 
 def cmd_plot(a: argparse.Namespace) -> int:
     # the charts live once, in labfig (the notebooks draw the same ones)
-    from labfig import runplots
+    from . import runplots
 
     from . import derived
 
@@ -299,18 +299,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_load)
 
     p = sub.add_parser(
-        "plot", help="one run's time-sequence graph, RTT or throughput -> SVG/PNG/HTML",
+        "plot", help="one run's time-sequence graph, RTT, one-way delay or throughput -> SVG/PNG/HTML",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Draw one run from the database: 'seq' the time-sequence graph of its connection at the "
                     "receiver (data sequence numbers coloured per subflow, each subflow's sequence numbers and "
                     "cumulative ACK, retransmissions and reinjections marked, out-of-order delay as a line), "
                     "'rtt' the RTT samples per subflow over time at the sender with the configured delay and "
-                    "recorded outages, 'throughput' each subflow's throughput over time at the receiver.",
+                    "recorded outages, 'owd' the one-way delay of each data packet found in both ends' traces "
+                    "(owd_samples) with the configured one-way delay, 'throughput' each subflow's throughput "
+                    "over time at the receiver.",
         epilog="examples:\n  python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg\n"
                "  python -m pipeline plot rtt mp2-linkem --db results/lab.duckdb -o rtt.html   (zoom: wheel, pan: drag)\n"
                "\nThe output format follows the suffix: .svg, .png, .html (interactive, self-contained) or .json "
                "(the Vega-Lite spec with its data). Large runs are pre-aggregated (the subtitle says how).")
-    p.add_argument("kind", choices=["seq", "rtt", "throughput"])
+    p.add_argument("kind", choices=["seq", "rtt", "owd", "throughput"])
     p.add_argument("run", metavar="RUN", help="run id (runs.run_id)")
     p.add_argument("--db", required=True, help="the lab's DuckDB file (read only)")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="out.svg, out.png, out.html or out.json")

@@ -66,6 +66,10 @@ SUBFLOWS: dict[str, pl.DataType] = {
     "client_idsn": pl.UInt64,
     "is_primary": pl.Boolean,  # the subflow that opened the connection
 }
+# ``Trace.subflows``' last two columns, from ``annotate_packets``: what each sender's
+# rel_seq counts from (its ISN, else its first sequence number - 1), so that
+# (base + rel_seq) mod 2^32 finds a packet in the other end's trace (``owd``).
+SEQ_BASES: dict[str, pl.DataType] = {"seq_base_server": pl.Int64, "seq_base_client": pl.Int64}
 # What map_dsn reads of the decoder's columns, besides TRACE_PACKETS.
 _MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_dsn_raw", "mp_dack64", "mp_dack_raw")
 
@@ -73,7 +77,7 @@ _MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_d
 @dataclass
 class Trace:
     packets: pl.DataFrame  # one row per TCP frame, the columns of TRACE_PACKETS
-    subflows: pl.DataFrame  # one row per TCP stream, the columns of SUBFLOWS
+    subflows: pl.DataFrame  # one row per TCP stream, the columns of SUBFLOWS and SEQ_BASES
     notes: list[str] = field(default_factory=list)  # problems worth a row
     time_unusable: bool = False  # timestamps impossible: no time-based metric from this trace
 
@@ -377,8 +381,9 @@ def _match_by_dsn(r: dict, ranges: dict, conn_of: dict, cluster: dict, members: 
     return None if best is None else best[1]
 
 
-def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
-    """Direction, sequence and ack numbers relative to each side's ISN, unwrapped.
+def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Direction, sequence and ack numbers relative to each side's ISN, unwrapped;
+    and ``stream, seq_base_server, seq_base_client``: what each side's numbers count from.
 
     ``down`` is server -> client (``build_trace`` spells it out as ``direction``: "down", else "up"). ``rel_seq`` of a packet's first byte is 1 for the
     first data byte when the handshake was captured (the ISN is 0); otherwise the
@@ -413,6 +418,9 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     b = p.select("stream", "down").join(bases, on=["stream", "down"], how="left", maintain_order="left")
     p = p.with_columns(b["base"], b["ack_base"])
     del b
+    seq_bases = bases.group_by("stream").agg(
+        seq_base_server=pl.col("base").filter(pl.col("down")).first(),
+        seq_base_client=pl.col("base").filter(~pl.col("down")).first())
     p = p.select(
         "frame", "time_s", "stream", "conn_id", "down", "payload_bytes", *_MAP_INPUT,
         rel_seq=(pl.col("seq").cast(pl.Int64) - pl.col("base")) % (1 << 32),
@@ -424,7 +432,7 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     # before its base) takes the unwrapping.
     if p.select((pl.col("rel_seq").max() >= 1 << 31) | (pl.col("rel_ack").max() >= 1 << 31)).item():
         p = p.with_columns(_unwrap_expr(pl.col(c)).over("stream", "down") for c in ("rel_seq", "rel_ack"))
-    return p
+    return p, seq_bases
 
 
 def _unwrap_expr(c: pl.Expr) -> pl.Expr:
@@ -610,7 +618,8 @@ def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset(
     sf = find_subflows(p, client_addrs)
     sf, more = assign_connections(sf, p)
     notes += more
-    p = annotate_packets(p, sf)
+    p, seq_bases = annotate_packets(p, sf)
+    sf = sf.join(seq_bases, on="stream", how="left")
     p, more = map_dsn(p, sf)
     notes += more
     p = map_data_ack(p, sf)

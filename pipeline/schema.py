@@ -166,6 +166,24 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "payload_bytes": pl.Int64,  # new data received in that second (retransmissions left out)
         "packets": pl.Int64,  # data packets received in that second (retransmissions included)
     },
+    # One-way delay (pipeline/owd.py): a run with both ends' traces, one row per data
+    # packet found in both (sent once, seen once at each end).
+    "owd_samples": {
+        "run_id": pl.Utf8,
+        "trace": pl.Utf8,  # the sender's trace (server's for "down"); its ids and frame
+        "recv_trace": pl.Utf8,  # the receiver's trace
+        "conn_id": pl.Int32,
+        "subflow_id": pl.Int32,
+        "direction": pl.Utf8,  # "down" (server -> client) or "up"
+        "path": pl.Utf8,
+        "frame": pl.UInt32,
+        "recv_frame": pl.UInt32,
+        "sent_s": pl.Float64,
+        "raw_ms": pl.Float64,  # receiver's timestamp minus sender's, as captured
+        "owd_ms": pl.Float64,  # raw_ms corrected by the clocks' offset (null: offset unknown)
+        "clock_offset_ms": pl.Float64,  # client clock minus server clock (0 on one host)
+        "clock": pl.Utf8,  # how the offset was found: "one host", "estimated: ...", "unknown: ..."
+    },
     "app_latency": {
         "run_id": pl.Utf8,
         "flow": pl.Int32,

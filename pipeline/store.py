@@ -49,7 +49,8 @@ def _duckdb():
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 LOCK_WAIT_S = 600.0
-TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets", "delivered_1s")
+TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets", "delivered_1s",
+                "owd_samples")
 
 
 class StoreError(Exception):
@@ -411,7 +412,8 @@ def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
         moved = {r for r, _ in doomed} - {r for r, _ in keys.traces}
         pairs = pl.DataFrame(sorted(doomed), schema={"run_id": pl.Utf8, "trace": pl.Utf8}, orient="row")
         con.register("_traces", _Arrow(pairs))
-        for t, col in [*((t, "trace") for t in TRACE_TABLES), ("problems", "source")]:
+        # a one-way delay rests on two traces: either one re-analysed takes its rows
+        for t, col in [*((t, "trace") for t in TRACE_TABLES), ("owd_samples", "recv_trace"), ("problems", "source")]:
             con.execute(f'DELETE FROM "{t}" AS x WHERE EXISTS '
                         f'(SELECT 1 FROM _traces k WHERE k.run_id = x.run_id AND k.trace = x."{col}")')
         con.unregister("_traces")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import ditg, flows, metadoc, metrics, mptcp, sanity, schema, seqgraph
+from . import ditg, flows, metadoc, metrics, mptcp, owd, sanity, schema, seqgraph
 from .inputs import not_regular, sort_pcaps
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
@@ -104,6 +104,11 @@ def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
     out = trace_tables(tr, run_id, source, v, path_map or {}, problems)
     # packets read in timestamp order (sanity): the rows name the capture's own frames
     return {k: sanity.restore_frames(t, frames) for k, t in out.items()}, problems
+
+
+# A trace's side of the one-way delay matching (``owd.half``): not a table of its own,
+# ``analyze_run`` pairs the two ends' and drops it.
+OWD_HALF = "_owd_half"
 
 
 def _take_packets(holder) -> pl.DataFrame:
@@ -238,6 +243,7 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
         delivered = metrics.delivered_per_second(data.filter(pl.col("direction").is_in(receiving)),
                                                  starts.filter(pl.col("start_s").is_not_null()))
     out: Tables = {
+        **({} if tr.time_unusable else {OWD_HALF: owd.half(data, sf)}),
         "connections": schema.conform("connections", conns),
         "subflows": schema.conform("subflows", sub),
         "seq_packets": schema.conform("seq_packets", seq.result().with_columns(
@@ -425,15 +431,23 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
         problems.append(problem(run_id, str(f), "extract", "left out: a pcap named after neither end (client*, "
                                                            "server*) beside the ends' own traces"))
     parts: list[Tables] = []
+    halves: dict[str, list[tuple[str, pl.DataFrame]]] = {}
     if not pcaps:
         problems.append(problem(run_id, str(run_dir), "extract", "no .pcap or .pcapng file in the run folder"))
     for f in pcaps:
         t, pr = analyze_trace(f, run_id, vantage_from_name(f), pm, decoder, decoded)
+        v = next(iter(t["connections"]["vantage"].drop_nulls()), None) if "connections" in t else None
+        h = t.pop(OWD_HALF, None)
+        if h is not None and v is not None:
+            halves.setdefault(v, []).append((str(f), h))
         parts.append(t)
         problems += pr
     lt, pr = link_truth(run_dir, run_id)
     problems += pr
     out = merge(parts)
+    if len(halves.get("client", ())) == 1 and len(halves.get("server", ())) == 1:
+        out["owd_samples"], pr = _owd_samples(run_id, halves["client"][0], halves["server"][0], meta)
+        problems += pr
     if (run_dir / "ditg-recv.txt").exists():
         out["app_latency"], pr = ditg.read(run_dir / "ditg-recv.txt", run_id, _day_start(meta))
         problems += pr
@@ -441,6 +455,20 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     out["link_truth"] = lt
     out["problems"] = problems_table(problems)
     return complete(out)
+
+
+def _owd_samples(run_id: str, client: tuple[str, pl.DataFrame], server: tuple[str, pl.DataFrame],
+                 meta: dict) -> tuple[pl.DataFrame, list[dict]]:
+    """The run's one-way delays from its two ends' traces (``owd``)."""
+    # the lab's ends are namespaces of one host: one clock
+    same_clock = isinstance(meta.get("namespaces"), dict) and bool(meta["namespaces"])
+    m, notes = owd.pair(client[1], server[1], same_clock)
+    traces = {True: (server[0], client[0]), False: (client[0], server[0])}
+    m = m.with_columns(trace=pl.when(pl.col("down")).then(pl.lit(traces[True][0])).otherwise(pl.lit(traces[False][0])),
+                       recv_trace=pl.when(pl.col("down")).then(pl.lit(traces[True][1]))
+                       .otherwise(pl.lit(traces[False][1])),
+                       subflow_id=pl.col("stream"), run_id=pl.lit(run_id))
+    return schema.conform("owd_samples", m.sort("sent_s")), [problem(run_id, client[0], "metrics", n) for n in notes]
 
 
 def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str] | None = None,

@@ -1,5 +1,5 @@
 """Interactive exploration (issue 14): the per-run charts of ``python -m pipeline plot``
-(labfig.runplots) on a scapy-built run whose sequence numbers are known by
+(pipeline.runplots) on a scapy-built run whose sequence numbers are known by
 construction, their pre-aggregation under Altair's row limit, ``python -m pipeline
 show`` (tshark's dissection through pyshark), the exploration notebook on a sample
 run, and JupyterLab (``make lab``'s launcher) answering headless on its API."""
@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 from pcapgen import Subflow, join_handshake, mp_handshake, opt_dss, server_idsn, write
 
-from labfig import runplots
+from pipeline import runplots
 from pipeline import derived, schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -367,7 +367,7 @@ def test_lab_database_defaults_to_the_samples_when_there_is_no_lab_database(tmp_
 
 
 def test_thin_keeps_sparse_stretches_whole_and_the_envelope_of_dense_ones():
-    from labfig.runplots import thin
+    from pipeline.runplots import thin
     # one subflow: 20,000 packets in the first second, then 30 packets spread over 9 s
     dense = pl.DataFrame({"subflow": ["a"] * 20_000, "t_s": [i / 20_000 for i in range(20_000)],
                           "dsn": list(range(20_000))})
@@ -381,7 +381,7 @@ def test_thin_keeps_sparse_stretches_whole_and_the_envelope_of_dense_ones():
 
 
 def test_seq_legend_lists_only_the_marks_that_occur():
-    from labfig.runplots import seq_chart
+    from pipeline.runplots import seq_chart
     df = pl.DataFrame({"subflow": ["wifi (sf 0)"] * 3, "kind": ["data", "data", "ack"], "t_s": [0.1, 0.2, 0.3],
                        "dsn": [1, 1001, None], "ssn": [1, 1001, None], "ack": [None, None, 2001],
                        "payload_bytes": [1000, 1000, 0], "mark": ["new data", "retransmission", None],
@@ -393,7 +393,7 @@ def test_seq_legend_lists_only_the_marks_that_occur():
 
 
 def test_throughput_rate_line_is_labelled_and_inside_the_chart():
-    from labfig.runplots import throughput_chart
+    from pipeline.runplots import throughput_chart
     df = pl.DataFrame({"subflow": ["wifi (sf 0)", "wifi (sf 0)", "all subflows"], "t_s": [0.0, 1.0, 0.0],
                        "bytes": [1_000_000, 1_250_000, 1_000_000], "mbit_s": [8.0, 10.0, 8.0]})
     ref = pl.DataFrame({"path": ["wifi"], "rate_mbit": [10.0]})

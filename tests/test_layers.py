@@ -44,8 +44,7 @@ def test_the_pipeline_names_no_paper(path):
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            # (pipeline.cli's `plot` still reaches labfig: issue 25 moves it)
-            assert not [m for m in mods if m.split(".")[0] in ("papers", "findings")], path
+            assert not [m for m in mods if m.split(".")[0] in ("papers", "findings", "labfig")], path
 
 
 def test_every_paper_is_one_folder():

@@ -256,7 +256,7 @@ def _meta(con, run_id: str) -> dict:
 
 def configured_paths(con, run_id: str, direction: str) -> pl.DataFrame:
     """Per path, what the emulator was configured with (meta.json): round-trip delay
-    (down + up one-way delay) and the data direction's rate."""
+    (down + up one-way delay), the data direction's rate and one-way delay."""
     rows = []
     paths = _meta(con, run_id).get("paths")
     # any shape a hand-edited meta.json may hold: what is not an object says nothing here
@@ -266,9 +266,12 @@ def configured_paths(con, run_id: str, direction: str) -> pl.DataFrame:
         d, u = (x if isinstance(x, dict) else {} for x in (p.get("down"), p.get("up")))
         delay = [x.get("delay_ms") for x in (d, u) if isinstance(x.get("delay_ms"), (int, float))]
         rate = (d if direction == "down" else u).get("rate_mbit")
+        one_way = (d if direction == "down" else u).get("delay_ms")
         rows.append({"path": path, "rtt_ms": float(sum(delay)) if delay else None,
-                     "rate_mbit": float(rate) if isinstance(rate, (int, float)) else None})
-    return pl.DataFrame(rows, schema={"path": pl.Utf8, "rtt_ms": pl.Float64, "rate_mbit": pl.Float64})
+                     "rate_mbit": float(rate) if isinstance(rate, (int, float)) else None,
+                     "delay_ms": float(one_way) if isinstance(one_way, (int, float)) else None})
+    return pl.DataFrame(rows, schema={"path": pl.Utf8, "rtt_ms": pl.Float64, "rate_mbit": pl.Float64,
+                                      "delay_ms": pl.Float64})
 
 
 def stalls(con, run_id: str, t0: float) -> pl.DataFrame:
@@ -287,36 +290,46 @@ def stalls(con, run_id: str, t0: float) -> pl.DataFrame:
 def rtt_rows(con, view: RunView, budget: int = BUDGET) -> tuple[pl.DataFrame, str]:
     """RTT samples of the sender's trace (``t_s``, ``rtt_ms``, ``frame``), or per subflow
     and time bin their minimum, median and maximum when they do not fit ``budget``."""
+    return _sample_rows(con, view, "rtt_samples", "rtt_ms", budget)
+
+
+def _sample_rows(con, view: RunView, table: str, value: str, budget: int) -> tuple[pl.DataFrame, str]:
+    """Per-packet samples (``table``'s ``value``) of the sender's trace over time, thinned
+    to per-bin median and min-max when they do not fit ``budget``."""
     if view.sender is None:
         raise PlotError(f"run {view.run_id!r}: {view.note}")
     trace, conn, t0 = view.sender
-    d = _df(con, """SELECT subflow_id, frame, sent_s - ? AS t_s, rtt_ms FROM rtt_samples
-                    WHERE run_id = ? AND trace = ? AND conn_id = ? AND direction = ? ORDER BY sent_s""",
+    d = _df(con, f"""SELECT subflow_id, frame, sent_s - ? AS t_s, {value} FROM {table}
+                    WHERE run_id = ? AND trace = ? AND conn_id = ? AND direction = ? AND {value} IS NOT NULL
+                    ORDER BY sent_s""",
             [t0, view.run_id, trace, conn, view.direction])
     d = d.join(_labels(con, view.run_id, trace, conn), on="subflow_id", how="left")
     if d.height <= budget:
-        return d.with_columns(lo=pl.col("rtt_ms"), hi=pl.col("rtt_ms"), n=pl.lit(1)), ""
+        return d.with_columns(lo=pl.col(value), hi=pl.col(value), n=pl.lit(1)), ""
     groups = d["subflow"].n_unique()
     nbins = max(1, budget // groups)
     span = (d["t_s"].max() - d["t_s"].min()) or 1.0
     agg = (d.with_columns(_bin=((pl.col("t_s") - d["t_s"].min()) / span * nbins).floor().clip(0, nbins - 1))
            .group_by("subflow", "subflow_id", "path", "_bin")
-           .agg(t_s=pl.col("t_s").mean(), rtt_ms=pl.col("rtt_ms").median(), lo=pl.col("rtt_ms").min(),
-                hi=pl.col("rtt_ms").max(), n=pl.len(), frame=pl.col("frame").sort_by("rtt_ms").last())
+           .agg(t_s=pl.col("t_s").mean(), **{value: pl.col(value).median()}, lo=pl.col(value).min(),
+                hi=pl.col(value).max(), n=pl.len(), frame=pl.col("frame").sort_by(value).last())
            .drop("_bin").sort("subflow", "t_s"))
     return agg, (f"pre-aggregated: {d.height:,} samples as median (line) and min-max (band) per "
                  f"{_fmt_s(span / nbins)} bin")
 
 
 def rtt_chart(df: pl.DataFrame, ref: pl.DataFrame, stall: pl.DataFrame, title: str,
-              subtitle: list[str]) -> alt.LayerChart:
+              subtitle: list[str], value: str = "rtt_ms", label: str = "round-trip time (ms)",
+              ref_label: str = "configured RTT (ms)") -> alt.LayerChart:
+    """Samples over time per subflow (RTT, or ``value``: one-way delay) with the
+    configured value per path as dashed rules (``ref``'s ``value`` column)."""
     x = alt.X("t_s:Q", title="time since the connection's first SYN at the sender (s)")
     color = _color(df)
     aggregated = df.height and df["n"].max() > 1
     zoom = alt.selection_interval(bind="scales", name="zoom_rtt")
     tip = ["subflow:N", "frame:Q", alt.Tooltip("t_s:Q", format=".4f", title="time (s)"),
-           alt.Tooltip("rtt_ms:Q", format=".2f", title="RTT (ms)")]
-    y = alt.Y("rtt_ms:Q", title="round-trip time (ms)")
+           alt.Tooltip(f"{value}:Q", format=".2f", title=label)]
+    y = alt.Y(f"{value}:Q", title=label)
     if aggregated:
         samples = alt.layer(
             alt.Chart(df).mark_area(opacity=0.25).encode(x=x, y="lo:Q", y2="hi:Q", color=color),
@@ -329,12 +342,12 @@ def rtt_chart(df: pl.DataFrame, ref: pl.DataFrame, stall: pl.DataFrame, title: s
         layers.append(alt.Chart(stall).mark_rect(color="#d62728", opacity=0.15).encode(
             x="start_s:Q", x2="end_s:Q", tooltip=["what:N", "start_s:Q", "end_s:Q"]))
     layers.append(samples.add_params(zoom) if not aggregated else samples)
-    ref = ref.filter(pl.col("rtt_ms").is_not_null())
+    ref = ref.filter(pl.col(value).is_not_null())
     if ref.height:
         refd = ref.join(df.select("subflow", "path").unique(), on="path", how="inner")
         layers.append(alt.Chart(refd).mark_rule(strokeDash=[6, 3], strokeWidth=1.5).encode(
-            y="rtt_ms:Q", color=color,
-            tooltip=["path:N", alt.Tooltip("rtt_ms:Q", title="configured RTT (ms)")]))
+            y=f"{value}:Q", color=color,
+            tooltip=["path:N", alt.Tooltip(f"{value}:Q", title=ref_label)]))
     chart = alt.layer(*layers)
     if aggregated:
         chart = chart.add_params(zoom)
@@ -354,6 +367,30 @@ def plot_rtt(con, run_id: str, direction: str | None = None, budget: int = BUDGE
     if df.is_empty():
         extra.append("no RTT samples in the sender's trace")
     return rtt_chart(df, ref, st, f"RTT over time: {run_id}", _subtitle(view, "sender", *extra)), df
+
+
+def plot_owd(con, run_id: str, direction: str | None = None, budget: int = BUDGET) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
+    """One-way delay per data packet found in both ends' traces (owd_samples), by the
+    sender's time, with each path's configured one-way delay of that direction."""
+    view = run_view(con, run_id, direction)
+    clock = con.execute("SELECT any_value(clock), any_value(clock_offset_ms), count(*) FROM owd_samples "
+                        "WHERE run_id = ? AND direction = ?", [run_id, view.direction]).fetchall()[0]
+    if not clock[2]:
+        raise PlotError(f"run {run_id!r}: no one-way delay samples (they need both the client's and the "
+                        "server's trace of the run, analysed together: `pipeline tables RUN_FOLDER`)")
+    if clock[1] is None:
+        raise PlotError(f"run {run_id!r}: the two traces' clock offset is unknown ({clock[0]}); "
+                        "owd_samples.raw_ms holds the uncorrected differences")
+    df, note = _sample_rows(con, view, "owd_samples", "owd_ms", budget)
+    ref = configured_paths(con, run_id, view.direction).select("path", owd_ms="delay_ms")
+    st = stalls(con, run_id, view.sender[2])
+    offset = ("clocks: one host" if clock[0] == "one host" else
+              f"clock offset {clock[1]:+.3f} ms (client minus server), {clock[0]}")
+    extra = ["dashed: the emulator's configured one-way delay per path (meta.json)" if
+             ref["owd_ms"].is_not_null().any() else "no configured delay recorded (meta.json paths)",
+             offset, f"shaded: {st.height} recorded outage(s) (link_truth)" if st.height else "", note]
+    return rtt_chart(df, ref, st, f"One-way delay over time: {run_id}", _subtitle(view, "sender", *extra),
+                     value="owd_ms", label="one-way delay (ms)", ref_label="configured one-way delay (ms)"), df
 
 
 def _stalled(con, run_id: str) -> bool:
@@ -437,7 +474,7 @@ def plot_throughput(con, run_id: str, direction: str | None = None) -> tuple[alt
     return throughput_chart(df, ref, w, f"Throughput per subflow: {run_id}", _subtitle(view, "receiver", *extra)), df
 
 
-PLOTS = {"seq": plot_seq, "rtt": plot_rtt, "throughput": plot_throughput}
+PLOTS = {"seq": plot_seq, "rtt": plot_rtt, "throughput": plot_throughput, "owd": plot_owd}
 
 
 # ---------------------------------------------------------------- outliers and saving
@@ -532,7 +569,7 @@ def save(chart: alt.TopLevelMixin, out: str | os.PathLike) -> Path:
 
 def show(pcap: str | os.PathLike, *frames: int) -> None:
     """Print tshark's dissection of ``frames`` of ``pcap`` (``python -m pipeline show``)."""
-    from pipeline.show import ShowError, dissect
+    from .show import ShowError, dissect
 
     try:
         print("\n".join(dissect(pcap, list(frames))))

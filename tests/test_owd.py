@@ -1,0 +1,160 @@
+"""One-way delay (owd_samples) on pairs of traces built with scapy, where every delay,
+loss, retransmission and clock offset is known by construction."""
+import copy
+import json
+import subprocess
+import sys
+
+import duckdb
+import polars as pl
+import pytest
+from pcapgen import Subflow, join_handshake, mp_handshake, opt_dss, server_idsn, write
+
+from pipeline import runplots
+from pipeline import owd, tables
+
+WIFI, LTE, SRV = "10.1.0.2", "10.2.0.2", "10.100.0.1"
+DELAY = {WIFI: 0.010, LTE: 0.030}  # one way, both directions
+PATHS = {"wifi": {"client_addr": WIFI, "down": {"delay_ms": 10.0}, "up": {"delay_ms": 10.0}},
+         "lte": {"client_addr": LTE, "down": {"delay_ms": 30.0}, "up": {"delay_ms": 30.0}}}
+
+
+def exchange():
+    """Packets stamped with their send time. wifi: 20 segments down (the 5th lost, then
+    sent again), 4 up; lte: 10 segments down."""
+    a = mp_handshake(Subflow(WIFI, SRV, 40001), 0.000, 0.010, 0.020)
+    b = join_handshake(Subflow(LTE, SRV, 40002, isn_c=7000, isn_s=90000), 0.030, 0.060, 0.090)
+    idsn = server_idsn()
+    lost = []
+    for i in range(20):
+        p = a.data(0.100 + 0.001 * i, 1 + 1000 * i, 1000, [opt_dss(dsn=idsn + 1 + 1000 * i, ssn=1 + 1000 * i,
+                                                                   length=1000)])
+        if i == 4:
+            lost.append(p)
+    a.data(0.300, 4001, 1000, [opt_dss(dsn=idsn + 4001, ssn=4001, length=1000)])  # the retransmission
+    for i in range(10):
+        b.data(0.150 + 0.002 * i, 1 + 1000 * i, 1000, [opt_dss(dsn=idsn + 20001 + 1000 * i, ssn=1 + 1000 * i,
+                                                               length=1000)])
+    for i in range(4):
+        a.up(0.400 + 0.001 * i, 1 + 500 * i, 500)
+    return [*a.packets, *b.packets], lost
+
+
+def ends(packets, lost, client_clock: float = 0.0):
+    """(client trace, server trace): each packet at its sender's time and, unless lost,
+    at the receiver's time (send time + the path's delay); the client's clock runs
+    ``client_clock`` seconds ahead of the server's."""
+    client, server = [], []
+    for p in packets:
+        from_client = p["IP"].src in DELAY
+        addr = p["IP"].src if from_client else p["IP"].dst
+        sent, got = copy.deepcopy(p), copy.deepcopy(p)
+        got.time = float(p.time) + DELAY[addr]
+        if from_client:
+            sent.time = float(p.time) + client_clock
+            client.append(sent)
+        else:
+            server.append(sent)
+            got.time += client_clock
+        if any(p is x for x in lost):
+            continue
+        (server if from_client else client).append(got)
+    return client, server
+
+
+def run_folder(tmp_path, client_clock=0.0, meta=True, up=True):
+    packets, lost = exchange()
+    if not up:
+        packets = [p for p in packets if not (p["IP"].src in DELAY and len(p["TCP"].payload) == 500)]
+    client, server = ends(packets, lost, client_clock)
+    d = tmp_path / "run1"
+    d.mkdir()
+    write(d / "client.pcap", client)
+    write(d / "server.pcap", server)
+    if meta:
+        (d / "meta.json").write_text(json.dumps({"run_id": "run1", "paths": PATHS,
+                                                 "namespaces": {"client": "c", "server": "s"}}))
+    return d
+
+
+def by_path(t):
+    return {(r["path"], r["direction"]): r for r in t["owd_samples"].group_by("path", "direction").agg(
+        pl.len().alias("n"), pl.col("owd_ms").min().alias("lo"), pl.col("owd_ms").max().alias("hi"),
+        pl.col("raw_ms").min().alias("raw_lo"), pl.col("clock").first(), pl.col("clock_offset_ms").first(),
+    ).iter_rows(named=True)}
+
+
+def test_one_host_delays_exact_lost_and_retransmitted_left_out(tmp_path):
+    t = tables.analyze_run(run_folder(tmp_path))
+    got = by_path(t)
+    # wifi down: 20 segments, one lost and sent again -> that sequence number is left out
+    assert got["wifi", "down"]["n"] == 19
+    assert got["lte", "down"]["n"] == 10
+    assert got["wifi", "up"]["n"] == 4
+    for (path, _), r in got.items():
+        want = 10.0 if path == "wifi" else 30.0
+        assert r["lo"] == pytest.approx(want, abs=1e-3) and r["hi"] == pytest.approx(want, abs=1e-3)
+        assert r["clock"] == owd.SAME_HOST and r["clock_offset_ms"] == 0.0
+    o = t["owd_samples"]
+    assert set(o["trace"].str.split("/").list.last()) == {"server.pcap", "client.pcap"}
+    down = o.filter(pl.col("direction") == "down")
+    assert (down["trace"].str.ends_with("server.pcap")).all() and (down["recv_trace"].str.ends_with("client.pcap")).all()
+    # the sender's and the receiver's frame numbers point at the same segment in each capture
+    assert down["frame"].min() >= 1 and down["recv_frame"].min() >= 1
+
+
+def test_clock_offset_estimated_and_stated(tmp_path):
+    t = tables.analyze_run(run_folder(tmp_path, client_clock=5.0, meta=False))
+    got = by_path(t)
+    for (path, direction), r in got.items():
+        want = 10.0 if path == WIFI else 30.0  # no meta.json: paths named by the client's address
+        assert r["lo"] == pytest.approx(want, abs=1e-3), (path, direction)
+        assert r["clock"] == owd.ESTIMATED and r["clock_offset_ms"] == pytest.approx(5000.0, abs=1e-3)
+    assert got[WIFI, "down"]["raw_lo"] == pytest.approx(5010.0, abs=1e-3)
+
+
+def test_one_direction_offset_unknown(tmp_path):
+    t = tables.analyze_run(run_folder(tmp_path, client_clock=2.0, meta=False, up=False))
+    o = t["owd_samples"]
+    assert o.height == 29 and o["owd_ms"].null_count() == o.height
+    assert (o["clock"] == owd.UNKNOWN).all()
+    assert o.filter(pl.col("path") == LTE)["raw_ms"].min() == pytest.approx(2030.0, abs=1e-3)
+    assert t["problems"].is_empty()  # said by the rows (clock), not a problem of the captures
+
+
+def test_other_connection_is_said(tmp_path):
+    d = run_folder(tmp_path)
+    packets, lost = exchange()
+    for p in packets:  # the server's capture of another connection
+        p["TCP"].seq = (p["TCP"].seq + 12345) & 0xFFFFFFFF
+    _, server = ends(packets, lost)
+    write(d / "server.pcap", server)
+    t = tables.analyze_run(d)
+    reasons = t["problems"]["reason"].to_list()
+    assert any("none of the" in r and "found in the other end's trace" in r for r in reasons), reasons
+
+
+def test_single_trace_has_none(tmp_path):
+    d = run_folder(tmp_path)
+    (d / "server.pcap").unlink()
+    assert tables.analyze_run(d)["owd_samples"].is_empty()
+
+
+def test_store_and_plot(tmp_path):
+    d = run_folder(tmp_path)
+    db = tmp_path / "lab.duckdb"
+    subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", str(d), "--db", str(db)], check=True)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM owd_samples WHERE run_id = 'run1'").fetchall()[0][0] == 33
+    chart, df = runplots.plot_owd(con, "run1")
+    assert set(df["path"]) == {"wifi", "lte"} and df["owd_ms"].min() == pytest.approx(10.0, abs=1e-3)
+    spec = chart.to_dict()
+    assert "one-way delay (ms)" in json.dumps(spec) and "clocks: one host" in json.dumps(spec)
+    con.close()
+    # the client's trace analysed again alone: the rows that rest on it go (it is their receiver's trace)
+    subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", str(d / "client.pcap"), "--db", str(db)],
+                   check=True)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM owd_samples").fetchall()[0][0] == 0
+    with pytest.raises(runplots.PlotError, match="both the client's and the"):
+        runplots.plot_owd(con, "run1")
