@@ -102,6 +102,8 @@ def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> d
         summaries.append(link_summary(t["link_truth"]))
         t["link_truth"] = schema.empty("link_truth")
         t["seq_packets"] = schema.empty("seq_packets")
+        # per-packet one-way delays: read by no figure or claim; whole in the run folders
+        t["owd_samples"] = schema.empty("owd_samples")
         # D-ITG's send and receive times: read by no analysis (the claims average delay_ms
         # and count rows), ~40 % of the table's bytes; null here, whole in the run folders
         t["app_latency"] = t["app_latency"].with_columns(sent_s=pl.lit(None, pl.Float64),

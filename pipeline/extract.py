@@ -266,8 +266,19 @@ def parse_fields(raw: bytes) -> pl.DataFrame:
             continue
         # occurrence=a: a frame with two of an option (or a tunnel's two IP headers)
         # prints "a,b"; the field says which one describes this frame's TCP segment.
-        first = (col.str.split(",").list.last() if f.occurrence == "last"
-                 else col.str.split_exact(",", 0).struct.field("field_0"))
+        if f.occurrence == "last":
+            first = col.str.split(",").list.last()
+        elif f.occurrence == "dss":
+            # values in option order; only MP_FAIL (6) shows one before a DSS (2) does: skip
+            # as many values as MP_FAILs precede the first DSS
+            subs = pl.col("mp_subtypes").fill_null("").str.split(",")
+            before = subs.list.head(subs.list.eval(pl.element() == "2").list.arg_max())
+            skip = before.list.eval((pl.element() == "6").cast(pl.Int64)).list.sum().fill_null(0)
+            values = col.str.split(",")
+            # a DSS without a mapping shows no value: then MP_FAIL's is the only one, kept
+            first = values.list.get(pl.when(values.list.len() > skip).then(skip).otherwise(0), null_on_oob=True)
+        else:
+            first = col.str.split_exact(",", 0).struct.field("field_0")
         if f.hex:
             exprs.append(first.str.strip_prefix("0x").str.to_integer(base=16, strict=False).cast(f.dtype).alias(f.column))
         elif f.dtype == pl.Utf8:

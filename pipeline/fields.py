@@ -18,7 +18,8 @@ class Field:
     native_type: str  # the column's type as the native decoder names it (schema.NATIVE_DTYPES: polars')
     # A frame may hold a field several times (two MPTCP options, a tunnel's outer and
     # inner IP headers): "first" keeps the first occurrence, "last" the last (the
-    # innermost IP header: the TCP segment's), "all" joins them with commas.
+    # innermost IP header: the TCP segment's), "all" joins them with commas, "dss" the
+    # DSS option's (tshark shows MP_FAIL's sequence number in the same field).
     occurrence: str = "first"
     hex: bool = False  # tshark prints it in hex (0x...)
 
@@ -60,7 +61,7 @@ PACKET_FIELDS: list[Field] = [
     Field("tcp.options.mptcp.recvtok", "mp_recvtok", "u32"),
     Field("tcp.options.mptcp.dseqnpresent.flag", "mp_map_present", "u8"),
     Field("tcp.options.mptcp.dseqn8.flag", "mp_dsn64", "u8"),
-    Field("tcp.options.mptcp.rawdataseqno", "mp_dsn_raw", "u64"),
+    Field("tcp.options.mptcp.rawdataseqno", "mp_dsn_raw", "u64", occurrence="dss"),
     Field("tcp.options.mptcp.subflowseqno", "mp_ssn", "u32"),
     Field("tcp.options.mptcp.datalvllen", "mp_map_len", "u16"),
     Field("tcp.options.mptcp.datafin.flag", "mp_data_fin", "u8"),

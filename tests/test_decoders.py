@@ -578,3 +578,22 @@ def test_pcapng_block_of_an_undescribed_interface_ends_the_file_in_both(tmp_path
     assert native.packets.height == 3
     assert native.warnings == ["damaged mid-file (pcapng: interface index 5 is not less than section interface "
                                "count 1): the packets before the damage were used, the rest is lost"]
+
+
+@needs_tshark
+@pytest.mark.parametrize("fail_first", [True, False])
+def test_dss_mapping_after_mp_fail_keeps_its_own_dsn(tmp_path, fail_first):
+    """A segment carrying MP_FAIL and a DSS mapping: its DSN is the mapping's (tshark
+    shows MP_FAIL's sequence number in the same field, first)."""
+    a = Subflow("10.1.0.2", "10.100.0.1", 40001)
+    mp_handshake(a, 0.0, 0.010, 0.011)
+    base = server_idsn() + 1
+    a.data(0.02, 1, 1000, opts=[dss(dsn=base, ssn=1, length=1000)])
+    fail, mapping = opt_mp_fail(base + 999_999), dss(dsn=base + 1000, ssn=1001, length=1000)
+    a.data(0.03, 1001, 1000, opts=[fail, mapping] if fail_first else [mapping, fail])
+    f = pcapgen.write(tmp_path / "client.pcap", a)
+    for decoder in ("native", "tshark"):
+        p = extract.read_packets(f, decoder).packets.filter(pl.col("payload_bytes") > 0)
+        assert p["mp_dsn_raw"].to_list() == [base, base + 1000], decoder
+    ofo = tables.analyze_trace(f, "r", "client")[0]["ofo_samples"]
+    assert ofo["dsn"].to_list() == [base, base + 1000] and ofo["ofo_delay_ms"].to_list() == [0.0, 0.0]

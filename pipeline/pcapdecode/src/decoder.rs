@@ -621,6 +621,8 @@ impl Decoder {
                 // the decoder keeps the innermost IP header's fields (packet.rs): the last
                 "last" if matches!(source, Source::IpSrc | Source::IpDst | Source::Ip6Src | Source::Ip6Dst | Source::IpId) => false,
                 "all" if source == Source::MpSubtype && s.dtype == "str" => true,
+                // the DSS mapping's DSN, not an MP_FAIL's before it: mptcp.rs picks it
+                "dss" if source == Source::MpDsnRaw => false,
                 other => {
                     return Err(DecodeError::Field(format!(
                         "occurrence {other:?} of {:?} as {}: only the MPTCP subtypes are kept comma-joined (as text)",

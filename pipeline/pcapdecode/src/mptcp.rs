@@ -5,8 +5,9 @@
 //! MPTCP dissector, because the tshark path is the oracle: for instance MP_FAIL's
 //! sequence number is shown as `rawdataseqno`, MP_FASTCLOSE's key as `recvkey`, and
 //! MP_PRIO's flags as the `backup` flag. A value present several times in one segment
-//! keeps its first occurrence (`-E occurrence=a`, first value kept); the subtypes
-//! themselves are all kept, in option order.
+//! keeps its first occurrence (`-E occurrence=a`, first value kept), except the data
+//! sequence number: a DSS mapping's, even after an MP_FAIL's (occurrence "dss"); the
+//! subtypes themselves are all kept, in option order.
 
 pub const KIND_MPTCP: u8 = 30;
 
@@ -40,6 +41,9 @@ pub struct MptcpFields {
     /// DSS's Data ACK as captured (4 or 8 bytes, per `dack64`) and its length flag.
     pub dack_raw: Option<u64>,
     pub dack64: Option<u8>,
+    /// `dsn_raw` came from an MP_FAIL (a DSS mapping later in the segment replaces it:
+    /// the field's "dss" occurrence rule, `pipeline/fields.py`).
+    dsn_from_fail: bool,
 }
 
 impl MptcpFields {
@@ -76,6 +80,7 @@ impl MptcpFields {
         self.backup = None;
         self.dack_raw = None;
         self.dack64 = None;
+        self.dsn_from_fail = false;
     }
 }
 
@@ -220,7 +225,11 @@ pub fn decode_mptcp(opt: &[u8], optlen: usize, out: &mut MptcpFields) -> Option<
             }
             if flags & 0x04 != 0 {
                 let dsn = if flags & 0x08 != 0 { c.u64()? } else { c.u32()? as u64 };
-                first(&mut out.dsn_raw, dsn);
+                // the mapping's DSN, not an MP_FAIL's sequence number before it
+                if out.dsn_raw.is_none() || out.dsn_from_fail {
+                    out.dsn_raw = Some(dsn);
+                    out.dsn_from_fail = false;
+                }
                 first(&mut out.ssn, c.u32()?);
                 first(&mut out.map_len, c.u16()?);
             }
@@ -228,7 +237,11 @@ pub fn decode_mptcp(opt: &[u8], optlen: usize, out: &mut MptcpFields) -> Option<
         MP_PRIO => first(&mut out.backup, b2 & 0x01),
         MP_FAIL => {
             c.at = 4; // 12 reserved bits
-            first(&mut out.dsn_raw, c.u64()?);
+            let v = c.u64()?;
+            if out.dsn_raw.is_none() {
+                out.dsn_raw = Some(v);
+                out.dsn_from_fail = true;
+            }
         }
         MP_FASTCLOSE => {
             c.at = 4;
