@@ -115,6 +115,41 @@ def cmd_validate(a) -> int:
     return rc
 
 
+def _hms(s: float) -> str:
+    return f"{s / 86400:.1f} d" if s >= 2 * 86400 else f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min"
+
+
+def cmd_estimate(a) -> int:
+    from .estimate import makespan_s, run_times
+    from .spec import CampaignError
+    hosts = tuple(sorted(set(a.hosts)))
+    if hosts[0] < 1:
+        print("error: --hosts: at least 1", file=sys.stderr)
+        return 2
+    head = f"{'campaign':14s} {'scale':9s} {'runs':>7s} {'capture time':>13s}" + "".join(
+        f" {f'{n} host' + ('s' if n > 1 else ''):>10s}" for n in hosts)
+    print(head)
+    pooled: list[float] = []
+
+    def row(name: str, scale: str, runs: list[float]) -> str:
+        return (f"{name:14s} {scale:9s} {len(runs):7,d} {_hms(sum(runs)):>13s}" +
+                "".join(f" {_hms(makespan_s(runs, n)):>10s}" for n in hosts))
+
+    for c in a.campaign:
+        try:
+            name, runs = run_times(c, a.scale)
+        except CampaignError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        pooled += runs
+        print(row(name, str(a.scale or "-"), runs))
+    if len(a.campaign) > 1:
+        print(row("all together", "", pooled))
+    print("Wall time: each host runs one capture at a time (a capture needs a node of its own), longest "
+          "runs first; per-run times from the duration model (capture/estimate.py), set-up and teardown included.")
+    return 0
+
+
 def cmd_sweep(a) -> int:
     from .topology import sweep
     removed = sweep(all_owners=a.all)
@@ -160,6 +195,16 @@ def main(argv=None) -> int:
     v.add_argument("--scale", choices=SCALES, default=None, help="only this scale (default: every scale)")
     v.set_defaults(fn=cmd_validate)
 
+    e = sub.add_parser("estimate", help="runs, capture time and wall time on N hosts of campaign files",
+                       description="How long campaigns take: runs, total capture time, and the wall time when "
+                                   "their runs are spread over N hosts (one capture per host at a time).",
+                       epilog="example: python -m capture estimate papers/*/campaign.yaml --scale paper "
+                              "--hosts 1 8 32")
+    e.add_argument("campaign", nargs="+", help="campaign YAML file(s)")
+    e.add_argument("--scale", help="scale to plan (quick, standard, paper; default: the file's only scale)")
+    e.add_argument("--hosts", type=int, nargs="+", default=[1, 8, 32], metavar="N",
+                   help="numbers of hosts to plan for (default: 1 8 32)")
+    e.set_defaults(fn=cmd_estimate)
     w = sub.add_parser("sweep", help="delete namespaces left by crashed runs (prefix mpl-)")
     w.add_argument("--all", action="store_true", help="also namespaces of live runs")
     w.set_defaults(fn=cmd_sweep)

@@ -2,6 +2,7 @@
 budget and `python -m capture validate` (pure: no capture needed)."""
 from __future__ import annotations
 
+import heapq
 from pathlib import Path
 
 from .spec import SIZED, RunSpec, direction, expand, load
@@ -52,10 +53,32 @@ def estimate_s(spec: RunSpec, base_dir: Path | None = None) -> float:
     return RUN_OVERHEAD_S["http"] + min(t, spec.timeout_s)
 
 
-def plan(path: str | Path, scale: str | None = None) -> dict:
-    """Run count and estimated wall time of a campaign file at ``scale``."""
+def plan(path: str | Path, scale: str | None = None, hosts: tuple[int, ...] = ()) -> dict:
+    """Run count and estimated capture time of a campaign file at ``scale``; with
+    ``hosts``, the wall time on each number of hosts too (``wall_s``: {hosts: seconds})."""
+    name, runs = run_times(path, scale)
+    out = {"campaign": name, "scale": scale, "runs": len(runs), "estimated_s": round(sum(runs), 1)}
+    if hosts:
+        out["wall_s"] = {n: round(makespan_s(runs, n), 1) for n in hosts}
+    return out
+
+
+def run_times(path: str | Path, scale: str | None = None) -> tuple[str, list[float]]:
+    """A campaign file's name and the estimated time of each of its runs at ``scale``."""
     path = Path(path)
     doc = load(path, scale)
-    specs = expand(doc, base_dir=path.resolve().parent, scale=scale)
-    est = sum(estimate_s(s) for s in specs)
-    return {"campaign": doc["name"], "scale": scale, "runs": len(specs), "estimated_s": round(est, 1)}
+    return doc["name"], [estimate_s(s) for s in expand(doc, base_dir=path.resolve().parent, scale=scale)]
+
+
+def makespan_s(runs: list[float], hosts: int) -> float:
+    """Wall time of independent runs on ``hosts`` machines, one run at a time each (a
+    capture takes a node of its own): longest run first to the least loaded host, as a
+    scheduler handing the next job to the first free node does at best (within 4/3 of
+    the optimum, Graham 1969)."""
+    if hosts < 1:
+        raise ValueError("hosts must be at least 1")
+    load = [0.0] * min(hosts, max(len(runs), 1))
+    heapq.heapify(load)
+    for r in sorted(runs, reverse=True):
+        heapq.heapreplace(load, load[0] + r)
+    return max(load)
