@@ -149,6 +149,7 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
             "route_metrics": route_metrics,
             "kernel": kernel.check(),
             "tools": kernel.tool_versions(),
+            "builds": kernel.builds(),
             "host": {"hostname": platform.node(), "cpus": os.cpu_count(), **health.host_load(load0, load1)},
             "run_cpu": health.run_cpu(load0, load1),
             "stalls": health.stall_summary({p: e.stats() for p, e in zip(spec.paths, emus)}, spec.stall_ms),

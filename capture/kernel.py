@@ -85,6 +85,26 @@ def tool_versions() -> dict:
     return v
 
 
+def _sha256(path: Path) -> str | None:
+    import hashlib
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
+def builds() -> dict:
+    """What a host's runs were made with, to tell hosts apart before their runs are pooled:
+    its kernel and the lab's own native builds (the link emulator and the BPF congestion
+    controls) by content hash, so two nodes built from different sources differ here."""
+    import platform
+
+    from .cc import ALGORITHMS, object_path
+    from .emulator import LINKEM
+    return {"host": platform.node(), "kernel": platform.release(), "linkem_sha256": _sha256(LINKEM),
+            "cc_sha256": {n: _sha256(object_path(n)) for n in sorted(ALGORITHMS)}}
+
+
 def profile_names() -> list[str]:
     return sorted(p.stem for p in PROFILES.glob("*.yaml"))
 

@@ -17,9 +17,10 @@ import polars as pl
 
 from pipeline import derived
 
-from .claim import (AGREE, DIRECTION_ONLY, NO_DATA, NO_DIRECTION, NOT_COMPARABLE, NOT_REPRODUCIBLE, UNDERPOWERED,
-                    Claim, direction, finite, magnitude)
+from .claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
+                    NOT_REPRODUCIBLE, UNDERPOWERED, Claim, direction, finite, magnitude)
 from .measure import Facts, Measure
+from . import hosts
 from .provenance import runs_per_group
 from .stats import MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
 
@@ -166,11 +167,50 @@ def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLE
             group_rows += g
     quick = quick_papers(facts)
     data = facts.provenance if facts is not None else {}
-    rows = [{**(figures_only(r) if r["paper"] in quick else r), "data": data.get(r["paper"], "")} for r in rows]
+    host_rows = host_checks(facts, {c.paper for c in claims})
+    differ = hosts.differing(host_rows)
+    rows = [{**(figures_only(r) if r["paper"] in quick else
+                hosts_differ(r, differ[r["paper"]]) if r["paper"] in differ else r),
+             "data": data.get(r["paper"], "")} for r in rows]
     checks = [{**(figures_only(r) if r["paper"] in quick else r), "data": data.get(r["paper"], "")}
-              for r in check_rows.values()]
+              for r in [*check_rows.values(), *map(host_check_row, host_rows)]]
     return (pl.DataFrame(rows, schema=SCHEMA), pl.DataFrame(checks, schema=SCHEMA),
             pl.DataFrame(group_rows, schema=GROUP_SCHEMA))
+
+
+def host_checks(facts: Facts | None, papers: set[str]) -> list[dict]:
+    """Per paper with runs from several hosts: each host against the others (findings.hosts)."""
+    if facts is None or "host" not in facts.runs.columns:
+        return []
+    out = []
+    for p in sorted(papers):
+        runs, _ = facts.of(p)
+        out += hosts.check(runs, p)
+    return out
+
+
+def host_check_row(r: dict) -> dict:
+    """A host's check as a lab-check row of the checks table."""
+    verdict = {hosts.CONSISTENT: AGREE, hosts.DIFFERS: DISAGREE}.get(r["verdict"], INCONCLUSIVE)
+    row = {c: None for c in COLUMNS}
+    return {**row, "id": f"{hosts.ID}:{r['host']}", "paper": r["paper"], "kind": "lab-check",
+            "claim": f"runs captured on {r['host']} behave as the other hosts' runs of the same configurations",
+            "source": "lab (issue 26)", "says": "", "paper_text": "", "tolerance": f"±{hosts.TOLERANCE:.0%}",
+            "band_low": 1 - hosts.TOLERANCE, "band_high": 1 + hosts.TOLERANCE, "direction": "",
+            "statistic": f"mean over its runs of {r['what'] or 'value'} ÷ the other hosts' median on the same "
+                         "configuration", "unit": "×", "config": "", "checks": "", "group": r["host"],
+            "our_value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["shared_runs"],
+            "n_groups": 1, "runs_per_group": str(r["shared_runs"]), "magnitude_verdict": verdict,
+            "direction_verdict": NO_DIRECTION, "underpowered": False, "reason": r["reason"], "detail": "",
+            "data": ""}
+
+
+def hosts_differ(r: dict, why: str) -> dict:
+    """A computed row of a paper whose hosts differ: our value stays, the verdicts say why none."""
+    if r["magnitude_verdict"] in (NOT_REPRODUCIBLE, NO_DATA):
+        return r
+    return {**r, "magnitude_verdict": NOT_COMPARABLE, "direction_verdict": NOT_COMPARABLE,
+            "underpowered": False, "reason": why}
 
 
 QUICK_SCALE = ("quick scale: figures only — one or two runs per configuration check a testbed and draw "

@@ -172,7 +172,10 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                 TRY_CAST(json_extract_string(j, '$.result.sent_packets') AS BIGINT) AS app_sent_packets,
                 TRY_CAST(json_extract_string(j, '$.campaign_seed') AS BIGINT) AS campaign_seed,
                 json_extract_string(j, '$.scale') AS scale,
-                TRY_CAST(json_extract_string(j, '$.duration_s') AS DOUBLE) AS duration_s
+                TRY_CAST(json_extract_string(j, '$.duration_s') AS DOUBLE) AS duration_s,
+                coalesce(json_extract_string(j, '$.builds.host'), json_extract_string(j, '$.host.hostname')) AS host,
+                json_extract_string(j, '$.builds.kernel') AS kernel_release,
+                json_extract_string(j, '$.builds.linkem_sha256') AS linkem_build
             FROM m)
             SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
                    CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
@@ -196,7 +199,9 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "such runs out and say how many. complete: false when D-ITG's sender was stopped "
                    "at its time limit (result.stalled) -- a transport stall, the protocol's own "
                    "outcome (upstream MPTCP's receive-memory stall over 10/400 ms paths, "
-                   "capture/README.md), so such runs are kept and flagged, not left out."),
+                   "capture/README.md), so such runs are kept and flagged, not left out. host, "
+                   "kernel_release, linkem_build: the machine a run was captured on and its builds "
+                   "(meta.json builds; host also from host.hostname), compared before runs are pooled."),
         Definition("run_metrics", "view", """
             WITH mc AS (SELECT * FROM main_connections),
             dl AS (SELECT c.run_id, c.download_time_s FROM dl_connections c
