@@ -425,6 +425,51 @@ def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
                     con.execute(f'DELETE FROM "{t}" WHERE run_id = ?', [r])
 
 
+def _loose_id(run_id: str, trace: str) -> str:
+    return f"{run_id} (loose pcap {trace})"
+
+
+def _is_loose_namesake(run_id: str, trace: str) -> bool:
+    """A pcap outside any run folder whose name is the run id (``mp2-linkem.pcap``):
+    analysed alone it takes its stem as run id, the id of a run folder of that name."""
+    return Path(trace).stem == run_id and Path(trace).parent.name != run_id
+
+
+def _keep_loose_pcaps_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame],
+                            keys: Keys) -> dict[str, pl.DataFrame]:
+    """A loose pcap named like a run folder's run is no part of that run: stored beside it
+    under its own id, never merged into it nor deleted with it (whichever comes first)."""
+    rows: list[dict] = []
+    # the run folder comes second: the loose pcap's stored rows move to their own id
+    for run_id in sorted(keys.runs):
+        stored = con.execute("SELECT DISTINCT trace FROM connections WHERE run_id = ? UNION "
+                             "SELECT DISTINCT source FROM problems WHERE run_id = ?", [run_id, run_id]).fetchall()
+        for (trace,) in stored:
+            if trace is None or not _is_loose_namesake(run_id, trace):
+                continue
+            new = _loose_id(run_id, trace)
+            for t, col in [*((t, "trace") for t in TRACE_TABLES), ("owd_samples", "recv_trace"),
+                           ("problems", "source")]:
+                con.execute(f'UPDATE "{t}" SET run_id = ? WHERE run_id = ? AND "{col}" = ?', [new, run_id, trace])
+    # the loose pcap comes second: its rows take their own id when a run folder holds the name
+    for run_id, trace in sorted(keys.traces):
+        if not _is_loose_namesake(run_id, trace):
+            continue
+        if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
+            continue
+        new = _loose_id(run_id, trace)
+        tables = {n: df.with_columns(run_id=pl.when(pl.col("run_id") == run_id).then(pl.lit(new))
+                                     .otherwise(pl.col("run_id"))) if "run_id" in df.columns and df.height else df
+                  for n, df in tables.items()}
+        rows.append({"run_id": new, "source": trace, "stage": "load",
+                     "reason": f"named like run {run_id!r} (a run folder's) but not in its folder: stored as its "
+                               "own run, under this id"})
+    if rows:
+        tables = {**tables, "problems": pl.concat([tables["problems"], schema.conform(
+            "problems", pl.DataFrame(rows, schema=schema.TABLES["problems"]))])}
+    return tables
+
+
 # Columns that one trace's rows share: inserted as constants when they hold one value.
 _CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
 # The two tables with a row per packet or sample: each inserted by its own DuckDB
@@ -676,6 +721,7 @@ def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,
                 try:
                     # No transaction: a failed write leaves only the temporary file, removed below.
                     if not new:
+                        tables = _keep_loose_pcaps_apart(con, tables, keys)
                         _delete(con, keys)
                     _insert(con, tables)
                     con.execute("CHECKPOINT")

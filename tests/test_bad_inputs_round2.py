@@ -292,3 +292,24 @@ def test_show_dissects_a_capture_cut_short(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("Frame 3:"), r.stderr
     r = cli("show", str(cut), "100000")
     assert r.returncode == 1 and "no frame 100000" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("folder_first", [True, False])
+def test_a_loose_pcap_named_like_a_run_stays_apart_from_it(tmp_path, folder_first):
+    """A loose pcap whose name is a run folder's run id: stored as its own run, never
+    merged into the run nor deleted when the run folder is analysed again."""
+    run = run_copy(tmp_path, "mp2-iperf3-up")  # meta.json's run_id
+    loose_dir = tmp_path / "elsewhere"
+    loose_dir.mkdir()
+    loose = loose_dir / "mp2-iperf3-up.pcap"
+    shutil.copy(run / "client.pcap", loose)
+    db = tmp_path / "lab.duckdb"
+    order = [run, loose] if folder_first else [loose, run]
+    for item in order + [run]:  # the run folder analysed again at the end
+        r = cli("analyze", "-q", str(item), "--db", str(db))
+        assert r.returncode == 0, r.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    by_run = dict(con.execute("SELECT run_id, count(DISTINCT trace) FROM connections GROUP BY run_id").fetchall())
+    assert by_run == {"mp2-iperf3-up": 2, f"mp2-iperf3-up (loose pcap {loose})": 1}, by_run
+    loose_rows = con.execute("SELECT count(*) FROM connections WHERE trace = ?", [str(loose)]).fetchall()[0][0]
+    assert loose_rows > 0
