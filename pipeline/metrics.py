@@ -86,6 +86,42 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     ).sort("frame")
 
 
+def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
+    """For the directions of ``data`` (the sender's): one RTT sample per ACK that moves its subflow's cumulative ACK forward, timing the
+    last segment it covers (the original transmission ending highest at or below it):
+    ``stream, direction, ack_frame, rtt_ms``.
+
+    tshark's ``tcp.analysis.ack_rtt`` (its list of unacknowledged segments holds first
+    transmissions only), beside the lab's ``rtt_samples`` (Chen §3.3: every packet timed
+    to the first cumulative ACK past it, Karn-filtered). The two agree on a loss-free
+    subflow; after a loss they differ by definition: the ACK that closes a hole times one
+    segment, where Chen's counts every packet's wait for the hole (and tshark's times the
+    first transmission even when the retransmission is what arrived)."""
+    down = pl.col("down").fill_null(False)
+    # a SYN takes one sequence number (rel_seq 0 is the ISN: only a SYN has it) and its
+    # ACK times it, as tshark does
+    syn = p.filter(pl.col("rel_seq") == 0, pl.col("payload_bytes") == 0,
+                   pl.col("direction").is_in(data["direction"].unique().implode())).select(
+        "stream", "down", "direction", "time_s", "frame", end=pl.lit(1, pl.Int64))
+    segs = (pl.concat([data.filter(~pl.col("retx")).select("stream", "down", "direction", "time_s", "frame", "end"),
+                       syn])
+            .select("stream", down.alias("down"), "direction", "time_s", "frame", "end")
+            .sort("frame").unique(["stream", "down", "end"], keep="first").sort("end"))
+    reached = (
+        p.filter(pl.col("rel_ack").is_not_null()).sort("frame")
+        .select("stream", (~down).alias("down"), ack_s="time_s", ack_frame="frame", ack="rel_ack")
+        .with_columns(cum_ack=pl.col("ack").cum_max().over(KEY))
+        .with_columns(prev=pl.col("cum_ack").shift(1).over(KEY))
+        .filter(pl.col("prev").is_null() | (pl.col("cum_ack") > pl.col("prev")))
+        .sort("cum_ack")
+    )
+    m = reached.join_asof(segs, left_on="cum_ack", right_on="end", by=KEY, strategy="backward",
+                          check_sortedness=False)
+    m = m.filter(pl.col("frame").is_not_null(), pl.col("frame") < pl.col("ack_frame"))
+    return m.select("stream", "direction", "ack_frame",
+                    rtt_ms=(pl.col("ack_s") - pl.col("time_s")) * 1000.0).sort("ack_frame")
+
+
 def _rtt_pairs(d: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame:
     """The rows of ``d`` (data of the sending directions) that give a sample, with the
     time of their ACK (``ack_s``): ``rtt_samples``' definition in polars."""

@@ -110,6 +110,10 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "rtt_mean_ms": pl.Float64,
         "rtt_median_ms": pl.Float64,
         "rtt_max_ms": pl.Float64,
+        # per-ACK RTT (tshark's ack_rtt: each ACK that moves the cumulative ACK times the last
+        # segment it covers; metrics.ack_rtt_samples): the sender's trace only
+        "rtt_ack_samples": pl.Int64,
+        "rtt_ack_median_ms": pl.Float64,
         "handshake_captured": pl.Boolean,
     },
     "rtt_samples": {

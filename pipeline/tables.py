@@ -155,6 +155,8 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     # impossible timestamps: the time-based metrics' tables, empty
     timed_p, timed_data = (p.clear(), data.clear()) if tr.time_unusable else (p, data)
     rtt = metrics.rtt_samples(timed_p, timed_data.filter(pl.col("direction").is_in(sending))) if sending else None
+    ack_rtt = (metrics.ack_rtt_samples(timed_p, timed_data.filter(pl.col("direction").is_in(sending)))
+               if sending else None)
     ofo = metrics.ofo_delays(timed_p.filter(pl.col("direction").is_in(receiving))) if receiving else None
     del timed_p, timed_data
     dl = metrics.download_time(p, sf)
@@ -193,6 +195,10 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
             pl.col("rtt_ms").max().alias("rtt_max_ms"),
         )
         sub = sub.join(stats, on=["stream", "direction"], how="left")
+    if ack_rtt is not None and ack_rtt.height:
+        sub = sub.join(ack_rtt.filter(pl.col("rtt_ms") >= 0).group_by("stream", "direction").agg(
+            pl.len().cast(pl.Int64).alias("rtt_ack_samples"), pl.col("rtt_ms").median().alias("rtt_ack_median_ms")),
+            on=["stream", "direction"], how="left")
     if rtt is not None:  # the sender's trace: no sample is a count of 0
         have = pl.col("rtt_samples") if "rtt_samples" in sub.columns else pl.lit(None, pl.Int64)
         sub = sub.with_columns(rtt_samples=pl.when(pl.col("direction").is_in(sending))

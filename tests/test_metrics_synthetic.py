@@ -543,3 +543,17 @@ def test_a_new_connection_on_a_reused_four_tuple_without_its_syn(tmp_path):
     assert down.height == 2 and down["retransmitted_packets"].to_list() == [0, 0]
     assert down["payload_bytes"].to_list() == [5000, 5000]
     assert any("a new connection on the same addresses and ports" in p["reason"] for p in problems)
+
+
+def test_per_ack_rtt_times_one_segment_per_ack(tmp_path):
+    """The per-ACK RTT (tshark's ack_rtt) on the single-path download: the SYN/ACK (third
+    ACK 100 ms later), segments 1 and 2 (100 ms each), and the ACK of everything at 354 ms
+    timing segment 5 (sent at 154 ms: 200 ms); the lab's RTT (Chen §3.3) times segments
+    4 and 5 to that ACK (201, 200 ms) and leaves out the retransmitted segment 3."""
+    t = analyze(write(tmp_path / "server.pcap", single_path("server")), vantage="server")
+    sub = t["subflows"].filter(direction="down").row(0, named=True)
+    assert sub["rtt_ack_samples"] == 4 and sub["rtt_ack_median_ms"] == pytest.approx(100.0, abs=1e-6)
+    assert sorted(t["rtt_samples"]["rtt_ms"].to_list()) == pytest.approx([100.0, 100.0, 200.0, 201.0], abs=1e-6)
+    assert sub["rtt_median_ms"] == pytest.approx(150.0, abs=1e-6)
+    client = analyze(write(tmp_path / "client.pcap", single_path("client")), vantage="client")
+    assert client["subflows"].filter(direction="down")["rtt_ack_samples"].to_list() == [None]  # receiver's trace
