@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark of capture/linkem: two paths, 100 Mbit/s each, both directions at once.
 
-Builds throw-away namespaces (client, server, one emulator namespace per path;
-prefix lkb-<pid>-, always deleted), runs one linkem per path with
+Builds the testbed's namespaces (capture.topology through capture.linkem_lab.LinkBed:
+client, server, one emulator namespace per path; always deleted), runs one linkem per path with
 rate_mbit=R and delay_ms=D in both directions, and one iperf3 --bidir per path
 (TCP by default, or UDP at a given rate), all four flows simultaneously.
 
@@ -141,7 +141,7 @@ def late_summary(stats: list[dict | None]) -> dict:
 def run_once(a, extra: tuple[str, ...]) -> dict:
     d = {"delay_ms": a.delay, "rate_mbit": a.rate, "queue_packets": a.queue_packets}
     config = json.dumps({"seed": 1, "down": d, "up": d})
-    with lab.Topology(2, prefix=f"lkb-{os.getpid()}-", linkem=a.linkem) as t:
+    with lab.LinkBed(2, prefix=f"lkb-{os.getpid()}-", linkem=a.linkem) as t:
         logs = [t.tmp / f"path{i}.csv" for i in range(2)]
         lk = [t.start_linkem(i, config, logs[i], extra) for i in range(2)]
         servers = []

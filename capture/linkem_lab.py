@@ -1,12 +1,11 @@
-"""Throw-away network-namespace topologies for testing and benchmarking linkem.
+"""The testbed's topology with linkem run by hand, for testing and benchmarking the
+emulator alone (tests/test_linkem.py, benchmarks/linkem_bench.py): ``LinkBed``.
 
-    client ns --veth-- [emu ns i: c | linkem | s] --veth-- server ns     (one per path)
+    client ns --veth-- [emu ns of path i: c | linkem | s] --veth-- server ns
 
-Path i: client address 10.77.i.1/24 on interface c<i>, server 10.77.i.2/24 on
-s<i>. Every namespace name starts with a unique prefix; `Topology` is a context
-manager that deletes them (and kills what it started) even on failure.
-Used by tests/test_linkem.py and benchmarks/linkem_bench.py (the emulator alone, without
-MPTCP: the campaigns' testbed is capture.topology). Needs root.
+The namespaces, veths and addresses are ``capture.topology.Topology``'s (one topology
+for the whole testbed; its namespaces carry the lab's prefix, so ``python -m capture
+sweep`` removes any a crash left). Needs root.
 """
 from __future__ import annotations
 
@@ -17,9 +16,11 @@ import json
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from .emulator import LINKEM  # noqa: E402  (the one place the binary's path is said)
+from .topology import Topology
 
 
 def sh(*args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
@@ -38,25 +39,39 @@ def can_run() -> str | None:
     return None
 
 
-class Topology:
+class LinkBed:
+    """The testbed's own topology (``capture.topology.Topology``: namespaces, veths,
+    addresses, offloads off) with linkem started by hand on each path, for measuring the
+    emulator alone. Path i is ``PATHS[i]`` (client 10.<i+1>.0.2, server 10.<i+1>.0.1);
+    a context manager that deletes its namespaces (and kills what it started) even on
+    failure."""
+
+    PATHS = ("wifi", "lte")
+
     def __init__(self, n_paths: int = 1, prefix: str | None = None, linkem: Path | None = None):
+        if not 1 <= n_paths <= len(self.PATHS):
+            raise ValueError(f"1 to {len(self.PATHS)} paths")
         self.n = n_paths
         self.linkem = Path(linkem or LINKEM)
         # an older build (to compare against) may not know --stats
         self.has_stats = "--stats" in sh(str(self.linkem), "--help", check=False).stdout
-        self.prefix = prefix or f"lkt-{os.getpid()}-"
-        self.client = self.prefix + "c"
-        self.server = self.prefix + "s"
-        self.emus = [f"{self.prefix}e{i}" for i in range(n_paths)]
+        paths = list(self.PATHS[:n_paths])
+        self.topo = Topology(run_id=f"{prefix or 'linkem-'}{os.getpid()}-{uuid.uuid4().hex[:6]}", paths=paths,
+                             mode="MP-2" if n_paths > 1 else f"SP-{paths[0]}", primary=paths[0])
+        self.client, self.server = self.topo.client_ns, self.topo.server_ns
+        self.emus = [self.topo.wires[p].emu_ns for p in paths]
         self.procs: list[subprocess.Popen] = []
-        self.tmp = Path(tempfile.mkdtemp(prefix=self.prefix))
+        self.tmp = Path(tempfile.mkdtemp(prefix="linkem-bed-"))
+
+    def _wire(self, i: int):
+        return self.topo.wires[self.PATHS[i]]
 
     # addresses
     def client_ip(self, i: int) -> str:
-        return f"10.77.{i}.1"
+        return self._wire(i).client_addr
 
     def server_ip(self, i: int) -> str:
-        return f"10.77.{i}.2"
+        return self._wire(i).server_addr
 
     def ns(self, ns: str, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:
         return sh("ip", "netns", "exec", ns, *cmd, check=check)
@@ -66,7 +81,7 @@ class Topology:
         self.procs.append(p)
         return p
 
-    def __enter__(self) -> "Topology":
+    def __enter__(self) -> "LinkBed":
         try:
             self._build()
         except BaseException:
@@ -78,29 +93,18 @@ class Topology:
         self.close()
 
     def _build(self) -> None:
-        for ns in [self.client, self.server, *self.emus]:
-            sh("ip", "netns", "add", ns)
-            self.ns(ns, "ip", "link", "set", "lo", "up")
-            for k in ("all", "default"):
-                self.ns(ns, "sysctl", "-qw", f"net.ipv6.conf.{k}.disable_ipv6=1", check=False)
-        for i, emu in enumerate(self.emus):
-            sh("ip", "link", "add", f"c{i}", "netns", self.client, "type", "veth", "peer", "name", "c", "netns", emu)
-            sh("ip", "link", "add", "s", "netns", emu, "type", "veth", "peer", "name", f"s{i}", "netns", self.server)
-            for ns, ifc in ((self.client, f"c{i}"), (emu, "c"), (emu, "s"), (self.server, f"s{i}")):
-                self.ns(ns, "sysctl", "-qw", f"net.ipv6.conf.{ifc}.disable_ipv6=1", check=False)
-                self.ns(ns, "ethtool", "-K", ifc, "tso", "off", "gso", "off", "gro", "off", check=False)
-                self.ns(ns, "ip", "link", "set", ifc, "up")
-            self.ns(self.client, "ip", "addr", "add", f"{self.client_ip(i)}/24", "dev", f"c{i}")
-            self.ns(self.server, "ip", "addr", "add", f"{self.server_ip(i)}/24", "dev", f"s{i}")
+        self.topo.build()
+        for i in range(self.n):
+            w = self._wire(i)
             # Permanent neighbours: ARP never crosses the emulator. Otherwise a burst sent
             # while an entry is unresolved (new, or expired between tests) queues behind
             # ARP and the kernel drops all but unres_qlen_bytes of it before linkem sees it.
-            mac = {ifc: json.loads(self.ns(ns, "ip", "-j", "link", "show", "dev", ifc).stdout)[0]["address"]
-                   for ns, ifc in ((self.client, f"c{i}"), (self.server, f"s{i}"))}
-            self.ns(self.client, "ip", "neigh", "replace", self.server_ip(i), "lladdr", mac[f"s{i}"],
-                    "nud", "permanent", "dev", f"c{i}")
-            self.ns(self.server, "ip", "neigh", "replace", self.client_ip(i), "lladdr", mac[f"c{i}"],
-                    "nud", "permanent", "dev", f"s{i}")
+            mac = {end: json.loads(self.ns(ns, "ip", "-j", "link", "show", "dev", ifc).stdout)[0]["address"]
+                   for end, ns, ifc in (("client", self.client, w.client_if), ("server", self.server, w.server_if))}
+            self.ns(self.client, "ip", "neigh", "replace", w.server_addr, "lladdr", mac["server"],
+                    "nud", "permanent", "dev", w.client_if)
+            self.ns(self.server, "ip", "neigh", "replace", w.client_addr, "lladdr", mac["client"],
+                    "nud", "permanent", "dev", w.server_if)
 
     def start_linkem(self, i: int, config: str, log: Path, extra: tuple[str, ...] = (), timeout: float = 5.0) -> subprocess.Popen:
         cfg = self.tmp / f"linkem{i}.json"
@@ -144,8 +148,7 @@ class Topology:
                     p.wait(5)
                 except subprocess.TimeoutExpired:
                     pass
-        for ns in [self.client, self.server, *self.emus]:
-            sh("ip", "netns", "del", ns, check=False)
+        self.topo.destroy()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

@@ -103,18 +103,18 @@ def test_shipped_traces_parse(tmp_path):
 
 @pytest.fixture  # one topology per test: no test sees another's neighbour or queue state
 def topo():
-    with lab.Topology(1) as t:
+    with lab.LinkBed(1) as t:
         t.popen(t.server, sys.executable, "-c", ECHO, t.server_ip(0))
         yield t
 
 
-def run_linkem(t: lab.Topology, config: dict, name: str):
+def run_linkem(t: lab.LinkBed, config: dict, name: str):
     log = t.tmp / f"{name}.csv"
     p = t.start_linkem(0, json.dumps(config), log)
     return p, log
 
 
-def finish(t: lab.Topology, p) -> None:
+def finish(t: lab.LinkBed, p) -> None:
     assert t.stop(p) == 0, (t.tmp / "linkem0.stderr").read_text()
 
 
