@@ -64,7 +64,7 @@ def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimat
             "ci_high": finite(est.hi) if est else None, "n": est.n if est else None, "n_groups": n_groups,
             "runs_per_group": runs_per_group(ns or []), "magnitude_verdict": magnitude_v,
             "direction_verdict": direction_v, "underpowered": underpowered,
-            "reason": reason, "detail": detail, "data": ""}
+            "reason": reason, "detail": detail}  # data: per paper, added by evaluate
 
 
 def group_estimates(c: Claim, m: Measure, resamples: int = RESAMPLES) -> tuple[list[tuple[str, Estimate]], list[str]]:
@@ -201,8 +201,7 @@ def host_check_row(r: dict) -> dict:
                          "configuration", "unit": "×", "config": "", "checks": "", "group": r["host"],
             "our_value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["shared_runs"],
             "n_groups": 1, "runs_per_group": str(r["shared_runs"]), "magnitude_verdict": verdict,
-            "direction_verdict": NO_DIRECTION, "underpowered": False, "reason": r["reason"], "detail": "",
-            "data": ""}
+            "direction_verdict": NO_DIRECTION, "underpowered": False, "reason": r["reason"], "detail": ""}
 
 
 def hosts_differ(r: dict, why: str) -> dict:

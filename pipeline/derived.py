@@ -380,14 +380,11 @@ def install(con: duckdb.DuckDBPyConnection, temp: bool = False) -> None:
 def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     """Open the lab's DuckDB file read-only with the derived layer of this version."""
     import duckdb  # here, not at the top: `pipeline analyze` imports it off its critical path
+    from .inputs import not_duckdb
     with open(path, "rb") as f:
-        head = f.read(16)
-    # DuckDB opens an SQLite file through its sqlite_scanner extension, which it would
-    # download from the internet: a reader of the lab's database never does that
-    if head.startswith(b"SQLite format 3\x00"):
-        raise ValueError("an SQLite database, not the lab's DuckDB file")
-    if len(head) < 12 or head[8:12] != b"DUCK":
-        raise ValueError("not a DuckDB database file")
+        what = not_duckdb(f.read(16))
+    if what:
+        raise ValueError(what)
     con = duckdb.connect(str(path), read_only=True,
                          config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:

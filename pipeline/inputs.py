@@ -72,6 +72,22 @@ def not_regular(path: str | os.PathLike) -> str:
     return "not a regular file"
 
 
+DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+
+
+def not_duckdb(head: bytes) -> str:
+    """'' when a file's first 16 bytes are a DuckDB database's, else what it is instead.
+    (DuckDB opens an SQLite file through its sqlite_scanner extension, which it would
+    download from the internet: the lab never lets it.)"""
+    if not head:
+        return "an empty file"
+    if head.startswith(b"SQLite format 3\x00"):
+        return "an SQLite database, not a DuckDB one"
+    if len(head) < 12 or head[8:12] != DUCKDB_MAGIC:
+        return "not a DuckDB database"
+    return ""
+
+
 def native_fields() -> list[tuple[str, str, str, str]]:
     """The packets table as the native decoder takes it."""
     return [(f.tshark, f.column, f.native_type, f.occurrence) for f in PACKET_FIELDS]

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from . import derived, schema
+from .inputs import not_duckdb, not_regular
 
 if TYPE_CHECKING:
     import duckdb
@@ -47,7 +48,6 @@ def _duckdb():
     import duckdb
     return duckdb
 
-DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 LOCK_WAIT_S = 600.0
 TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets", "delivered_1s",
                 "owd_samples")
@@ -171,15 +171,6 @@ class Keys:
         return bool(self.runs or self.traces)
 
 
-def _describe_mode(st: os.stat_result) -> str:
-    m = st.st_mode
-    for test, what in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
-        if test(m):
-            return what
-    return "not a regular file"
-
-
 def _existing_dir(p: Path) -> Path:
     """The nearest existing ancestor of ``p`` (where its folders would be created)."""
     for a in [p, *p.parents]:
@@ -214,15 +205,15 @@ def check_db_target(db: str | os.PathLike) -> Path:
     if stat.S_ISDIR(st.st_mode):
         raise StoreError(f"{name}: is a folder, not a database file")
     if not stat.S_ISREG(st.st_mode):
-        raise StoreError(f"{name}: is {_describe_mode(st)}, not a database file; refusing to write to it")
+        raise StoreError(f"{name}: is {not_regular(p)}, not a database file; refusing to write to it")
     real = Path(os.path.realpath(p))
     try:
         with open(real, "rb") as f:
-            head = f.read(12)
+            head = f.read(16)
     except OSError as e:
         raise StoreError(f"{name}: cannot read it ({e.strerror})") from None
-    if len(head) < 12 or head[8:12] != DUCKDB_MAGIC:
-        what = "an empty file" if st.st_size == 0 else "not a DuckDB database"
+    what = not_duckdb(head)
+    if what:
         raise StoreError(f"{name}: exists and is {what}; refusing to overwrite it (choose another --db)")
     if not st.st_mode & 0o222 or not os.access(real, os.W_OK):
         raise StoreError(f"{name}: is read-only (mode {stat.S_IMODE(st.st_mode):04o}); nothing written")
