@@ -242,6 +242,8 @@ def load_facts(db: str | os.PathLike | duckdb.DuckDBPyConnection) -> tuple[Facts
     try:
         derived.install(con, temp=True)
         return Facts(con), ""
+    except derived.StaleStore as e:
+        return None, f"the database cannot be read as a lab database: {e}"
     except duckdb.Error as e:
         return None, f"the database cannot be read as a lab database: {str(e).splitlines()[0]}"
     finally:

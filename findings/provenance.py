@@ -1,5 +1,6 @@
 """What a database's runs are: per campaign, how many, at which scale and seed, when,
-on which host and from which commit — from each run's meta.json as the pipeline stored it.
+on which host and from which commit — from each run's meta.json as the pipeline lifted it
+into the runs table's columns.
 
 One query, read by the findings (a ``data`` column on every row), the notebooks (each
 figure's caption) and the report (its first screen), so the three say the same thing.
@@ -12,11 +13,11 @@ FIELDS = ("campaign", "runs", "scales", "seeds", "first", "last", "stalled", "co
 
 SQL = """
 SELECT coalesce(campaign, '?'), count(*),
-       coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.scale'), ', '), '?'),
-       coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.campaign_seed'), ', '), '–'),
+       coalesce(string_agg(DISTINCT scale, ', '), '?'),
+       coalesce(string_agg(DISTINCT campaign_seed::VARCHAR, ', '), '–'),
        min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled),
-       coalesce(string_agg(DISTINCT left(json_extract_string(meta_json, '$.tools.repo_commit'), 7), ', '), '–'),
-       coalesce(string_agg(DISTINCT json_extract_string(meta_json, '$.host.hostname'), ', '), '–')
+       coalesce(string_agg(DISTINCT left(repo_commit, 7), ', '), '–'),
+       coalesce(string_agg(DISTINCT host, ', '), '–')
 FROM runs GROUP BY ALL ORDER BY 1"""
 
 

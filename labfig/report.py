@@ -37,12 +37,9 @@ ISSUE_FIELDS = ("campaign", "run_id", "what", "reason")
 def run_issues(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """Runs in the database that were repeated, left out or did not complete, and why."""
     rows = con.execute("""
-        SELECT coalesce(campaign, '?'), run_id, stalled,
-               try_cast(json_extract_string(meta_json, '$.attempt') AS INTEGER),
-               json_extract_string(meta_json, '$.stalls.worst_late_ms'),
-               json_extract_string(meta_json, '$.result.complete'),
-               json_extract_string(meta_json, '$.result.error')
-        FROM runs WHERE json_valid(meta_json) ORDER BY 1, 2""").fetchall()
+        SELECT coalesce(campaign, '?'), run_id, stalled, attempt, worst_late_ms, complete,
+               CASE WHEN json_valid(meta_json) THEN json_extract_string(meta_json, '$.result.error') END
+        FROM runs WHERE meta_json IS NOT NULL ORDER BY 1, 2""").fetchall()
     out = []
     for camp, run, stalled, attempt, late, complete, error in rows:
         if stalled:
@@ -51,7 +48,7 @@ def run_issues(con: duckdb.DuckDBPyConnection) -> list[dict]:
         elif attempt and attempt > 1:
             out.append({"campaign": camp, "run_id": run, "what": "repeated",
                         "reason": f"kept attempt {attempt}: the earlier one(s) had an emulator stall"})
-        if complete == "false":
+        if complete is False:
             out.append({"campaign": camp, "run_id": run, "what": "incomplete (kept)",
                         "reason": error or "the transfer did not complete in its time limit (a result, not a fault)"})
     return out

@@ -22,7 +22,7 @@ import duckdb
 import polars as pl
 
 from capture.spec import RunSpec, direction, expand, load
-from pipeline.schema import TABLES, conform, ddl
+from pipeline.schema import TABLES, conform, ddl, empty
 
 TRACE_MEAN_MBIT = 5.0  # a link driven by a delivery trace: its model rate
 
@@ -149,11 +149,14 @@ class Builder:
     def write(self, path: Path) -> Path:
         path = Path(path)
         path.unlink(missing_ok=True)
+        from pipeline.tables import meta_tables_of
         con = duckdb.connect(str(path))
-        for table, rows in self.rows.items():
+        frames = {t: conform(t, pl.DataFrame(rows, infer_schema_length=None)) if rows else empty(t)
+                  for t, rows in self.rows.items()}
+        frames.update(meta_tables_of(frames["runs"]))  # meta.json lifted as the pipeline lifts it
+        for table, df in frames.items():
             con.execute(ddl(table))
-            if rows:
-                df = conform(table, pl.DataFrame(rows, infer_schema_length=None))
+            if df.height:
                 con.register("df_view", df.to_arrow())
                 con.execute(f'INSERT INTO "{table}" SELECT * FROM df_view')
                 con.unregister("df_view")

@@ -209,7 +209,7 @@ def cmd_load(a: argparse.Namespace) -> int:
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
-    # the charts live once, in labfig (the notebooks draw the same ones)
+    # the charts live once, in runplots (the notebooks draw the same ones)
     from . import runplots
 
     from . import derived

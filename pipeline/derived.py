@@ -55,22 +55,6 @@ def _downloads(table: str, columns: set[str]) -> str:
     return f'SELECT * FROM "{table}"'
 
 
-def _path_json(path: str, key: str) -> str:
-    return f"json_extract(j, '$.paths.{path}.down.{key}')"
-
-
-def _path_config(path: str, side: str) -> str:
-    """Configured settings of one path from meta.json (``paths.<path>.down|up``)."""
-    up = f"json_extract(j, '$.paths.{path}.up.delay_ms')"
-    return f""",
-        CASE WHEN {_path_json(path, 'delay_ms')} IS NOT NULL OR {up} IS NOT NULL
-             THEN coalesce(TRY_CAST({_path_json(path, 'delay_ms')}::VARCHAR AS DOUBLE), 0)
-                + coalesce(TRY_CAST({up}::VARCHAR AS DOUBLE), 0) END AS rtt_{side}_ms,
-        CASE WHEN json_extract(j, '$.paths.{path}') IS NOT NULL
-             THEN loss_mean({_path_json(path, 'loss')}) END AS loss_{side},
-        TRY_CAST({_path_json(path, 'rate_mbit')}::VARCHAR AS DOUBLE) AS rate_{side}_mbit"""
-
-
 def _pairs(vary: str, values: tuple[str, str], names: tuple[str, str], same: str, extra: str = "") -> str:
     """SQL: pairs of MP-2 runs equal in everything the papers hold fixed (campaign, scenario,
     size, repetition and ``same``) that differ in ``vary`` (``values``: the run compared,
@@ -112,23 +96,6 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "Signed relative change of x against a baseline, e.g. the D-ITG study's "
                    "'relative reduction in packet latency' with MPTCP (as −rel_change) and "
                    "Ferlin's 'MPTCP performance relative to single-path TCP' (Fig. 4)."),
-        Definition("loss_mean", "macro", """(l) AS CASE
-            WHEN l IS NULL OR json_type(l) = 'NULL' THEN 0.0
-            WHEN json_type(l) IN ('DOUBLE', 'UBIGINT', 'BIGINT', 'INTEGER') THEN TRY_CAST(l::VARCHAR AS DOUBLE)
-            WHEN json_extract_string(l, '$.model') = 'gilbert_elliott' THEN (
-                CASE WHEN coalesce(TRY_CAST(json_extract_string(l, '$.p_gb') AS DOUBLE), 0)
-                        + coalesce(TRY_CAST(json_extract_string(l, '$.p_bg') AS DOUBLE), 0) = 0
-                     THEN coalesce(TRY_CAST(json_extract_string(l, '$.loss_good') AS DOUBLE), 0)
-                     ELSE (coalesce(TRY_CAST(json_extract_string(l, '$.p_bg') AS DOUBLE), 0)
-                             * coalesce(TRY_CAST(json_extract_string(l, '$.loss_good') AS DOUBLE), 0)
-                           + coalesce(TRY_CAST(json_extract_string(l, '$.p_gb') AS DOUBLE), 0)
-                             * coalesce(TRY_CAST(json_extract_string(l, '$.loss_bad') AS DOUBLE), 1))
-                          / (coalesce(TRY_CAST(json_extract_string(l, '$.p_gb') AS DOUBLE), 0)
-                             + coalesce(TRY_CAST(json_extract_string(l, '$.p_bg') AS DOUBLE), 0)) END)
-            ELSE coalesce(TRY_CAST(json_extract_string(l, '$.p') AS DOUBLE), 0) END""",
-                   "Mean loss probability of a configured `loss` (a number, {model: bernoulli, p} or "
-                   "Gilbert–Elliott {p_gb, p_bg, loss_good, loss_bad}: the stationary mix of the two "
-                   "states)."),
         Definition("dl_connections", "view", dl["connections"],
                    "Connections, download direction (server -> client data)."),
         Definition("dl_subflows", "view", dl["subflows"],
@@ -145,38 +112,40 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
             FROM dl_connections GROUP BY run_id, trace, vantage""",
                    "Per run and trace: the connection that carried the most payload — the download "
                    "(wget) or the D-ITG data flow, not D-ITG's signalling connection."),
-        Definition("run_config", "view", f"""
-            WITH m AS (SELECT *, CASE WHEN json_valid(meta_json) THEN meta_json::JSON END AS j FROM runs),
-            c AS (SELECT run_id, campaign, scenario, mode,
+        Definition("run_config", "view", """
+            WITH ps AS (SELECT run_id, CASE WHEN path = 'wifi' THEN 'wifi' ELSE 'cell' END AS side,
+                               max(delay_ms) FILTER (WHERE direction = 'down') AS d_down,
+                               max(delay_ms) FILTER (WHERE direction = 'up') AS d_up,
+                               max(loss) FILTER (WHERE direction = 'down') AS loss,
+                               max(rate_mbit) FILTER (WHERE direction = 'down') AS rate,
+                               sum(outages) AS outages
+                        FROM run_paths WHERE path IN ('wifi', 'lte') GROUP BY run_id, path),
+            pv AS (SELECT run_id,
+                          max(CASE WHEN d_down IS NOT NULL OR d_up IS NOT NULL
+                                   THEN coalesce(d_down, 0) + coalesce(d_up, 0) END)
+                              FILTER (WHERE side = 'wifi') AS rtt_wifi_ms,
+                          max(loss) FILTER (WHERE side = 'wifi') AS loss_wifi,
+                          max(rate) FILTER (WHERE side = 'wifi') AS rate_wifi_mbit,
+                          max(CASE WHEN d_down IS NOT NULL OR d_up IS NOT NULL
+                                   THEN coalesce(d_down, 0) + coalesce(d_up, 0) END)
+                              FILTER (WHERE side = 'cell') AS rtt_cell_ms,
+                          max(loss) FILTER (WHERE side = 'cell') AS loss_cell,
+                          max(rate) FILTER (WHERE side = 'cell') AS rate_cell_mbit,
+                          sum(outages) > 0 AS has_outages
+                   FROM ps GROUP BY run_id),
+            c AS (SELECT r.run_id, campaign, scenario, mode,
                 CASE WHEN mode LIKE 'MP%' OR mode = 'backup' THEN 'MPTCP' WHEN mode IS NULL THEN NULL
                      ELSE 'TCP' END AS transport,
                 congestion_control, primary_path, size_bytes, size_label(size_bytes) AS size_label,
                 workload, CASE WHEN workload LIKE 'ditg-%' THEN substr(workload, 6) END AS app,
-                repetition
-                {_path_config('wifi', 'wifi')}
-                {_path_config('lte', 'cell')},
-                coalesce(TRY_CAST(json_extract_string(j, '$.buffer_bytes') AS BIGINT),
-                    TRY_CAST(regexp_split_to_array(trim(json_extract_string(j, '$.sysctls_applied."net.ipv4.tcp_rmem"')),
-                                                   '\\s+')[3] AS BIGINT),
-                    TRY_CAST(json_extract_string(j, '$.sysctls_applied."net.core.rmem_max"') AS BIGINT),
-                    TRY_CAST(json_extract_string(j, '$.sysctl_profile.params_used.buffer') AS BIGINT),
-                    TRY_CAST(nullif(regexp_extract(scenario, '(\\d+)\\s*[kK]', 1), '') AS BIGINT) * 1000
+                repetition, rtt_wifi_ms, loss_wifi, rate_wifi_mbit, rtt_cell_ms, loss_cell, rate_cell_mbit,
+                coalesce(buffer_bytes,
+                         TRY_CAST(nullif(regexp_extract(scenario, '(\\d+)\\s*[kK]', 1), '') AS BIGINT) * 1000
                 ) AS buffer_bytes,
-                coalesce(json_array_length(json_extract(j, '$.paths.wifi.down.outages')), 0)
-                  + coalesce(json_array_length(json_extract(j, '$.paths.lte.down.outages')), 0)
-                  + coalesce(json_array_length(json_extract(j, '$.paths.wifi.up.outages')), 0)
-                  + coalesce(json_array_length(json_extract(j, '$.paths.lte.up.outages')), 0) > 0 AS has_outages,
-                coalesce(TRY_CAST(json_extract_string(j, '$.stalls.stalled') AS BOOLEAN), FALSE)
-                  {"OR coalesce(stalled, FALSE)" if "stalled" in columns.get("runs", set()) else ""} AS stalled,
-                TRY_CAST(json_extract_string(j, '$.result.complete') AS BOOLEAN) AS complete,
-                TRY_CAST(json_extract_string(j, '$.result.sent_packets') AS BIGINT) AS app_sent_packets,
-                TRY_CAST(json_extract_string(j, '$.campaign_seed') AS BIGINT) AS campaign_seed,
-                json_extract_string(j, '$.scale') AS scale,
-                TRY_CAST(json_extract_string(j, '$.duration_s') AS DOUBLE) AS duration_s,
-                coalesce(json_extract_string(j, '$.builds.host'), json_extract_string(j, '$.host.hostname')) AS host,
-                json_extract_string(j, '$.builds.kernel') AS kernel_release,
-                json_extract_string(j, '$.builds.linkem_sha256') AS linkem_build
-            FROM m)
+                coalesce(has_outages, FALSE) AS has_outages,
+                coalesce(stalled, FALSE) AS stalled,
+                complete, app_sent_packets, campaign_seed, scale, duration_s, host, kernel_release, linkem_build
+            FROM runs r LEFT JOIN pv USING (run_id))
             SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
                    CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
                         WHEN rate_wifi_mbit < rate_cell_mbit THEN 'lte' END AS faster_path
@@ -284,12 +253,8 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "run_config and run_metrics side by side: what the claims and notebooks read."),
         Definition("outage_delivery", "view", """
             WITH o AS (
-                SELECT r.run_id, p.path,
-                       unnest(from_json(json_extract(r.meta_json, '$.paths.' || p.path || '.down.outages'),
-                                        '[["DOUBLE"]]')) AS w
-                FROM runs r, (VALUES ('wifi'), ('lte')) p(path)
-                WHERE json_valid(r.meta_json)
-                  AND json_array_length(json_extract(r.meta_json, '$.paths.' || p.path || '.down.outages')) > 0),
+                SELECT run_id, path, [down_s, up_s] AS w FROM run_outages
+                WHERE direction = 'down' AND path IN ('wifi', 'lte')),
             t AS (SELECT c.run_id, c.start_s AS t0, c.start_s + c.download_time_s AS t_end
                   FROM dl_connections c JOIN main_connections USING (run_id, trace, vantage, conn_id)
                   WHERE c.vantage = 'client'),
@@ -308,7 +273,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                        SELECT 1 FROM pk WHERE pk.run_id = secs.run_id AND pk.pkt_path = secs.path
                           AND pk.arrival_s >= t0 + up_s AND pk.arrival_s < t0 + up_s + 5))::INTEGER) AS came_back
             FROM secs GROUP BY run_id, path, down_s, up_s""",
-                   "Handover runs (links taken down on purpose: meta.json paths.<p>.down.outages, "
+                   "Handover runs (links taken down on purpose: run_outages, from meta.json paths.<p>.down.outages, "
                    "seconds from the emulator's start ≈ the first SYN), per outage: the whole seconds "
                    "inside it (the first second after the link drops left out, for the sender to notice) "
                    "while the download was still running, how many of them delivered data to the client "
@@ -360,11 +325,21 @@ def installed_version(con: duckdb.DuckDBPyConnection) -> str | None:
         return None
 
 
+class StaleStore(ValueError):
+    """A database written before a table the derived layer reads existed."""
+
+
 def install(con: duckdb.DuckDBPyConnection, temp: bool = False) -> None:
     """Create (or replace) every macro and view on ``con`` unless they are this version's
     already; ``temp``: session-only objects (works on a read-only connection and shadows
     persistent ones of an older version)."""
-    defs = definitions(_columns(con))
+    cols = _columns(con)
+    if "runs" in cols and "run_paths" not in cols:
+        # meta.json's columns and tables came later: a write (load, analyze) adds them
+        raise StaleStore("written by an older version of the lab, before meta.json's columns: load or "
+                         "analyse anything into it once (python -m pipeline load TABLE_DIR --db DB) to bring it up "
+                         "to date")
+    defs = definitions(cols)
     version = fingerprint(defs)
     if installed_version(con) == version:
         return

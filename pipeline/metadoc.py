@@ -101,3 +101,116 @@ def check(doc: dict) -> tuple[dict, list[str]]:
                     fields.pop(name)
             meta[key] = fields
     return meta, notes
+
+
+# --------------------------------------------------------------- flattened
+# What the derived layer reads of meta.json, as typed values: the runs table's
+# configuration columns (``RUN_COLUMNS``) and one row per path and direction
+# (``run_paths``) or per outage (``run_outages``). One place turns the JSON into columns;
+# SQL then selects them (pipeline/derived.py parses no JSON).
+
+SIDES = ("down", "up")
+
+
+def _num(v) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v) if math.isfinite(v) else None
+    if isinstance(v, str):
+        try:
+            x = float(v.strip())
+        except ValueError:
+            return None
+        return x if math.isfinite(x) else None
+    return None
+
+
+def _int(v) -> int | None:
+    x = _num(v)
+    return int(x) if x is not None and x.is_integer() and abs(x) < 2 ** 63 else None
+
+
+def _bool(v) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+        return v.strip().lower() == "true"
+    return None
+
+
+def _text(v) -> str | None:
+    return v if isinstance(v, str) else None if v is None else json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+
+
+def loss_mean(loss) -> float:
+    """Mean loss probability of a configured ``loss``: a number, {model: bernoulli, p} or
+    Gilbert–Elliott {p_gb, p_bg, loss_good, loss_bad} (the stationary mix of the two
+    states); none is 0."""
+    if loss is None:
+        return 0.0
+    if not isinstance(loss, dict):
+        return _num(loss) if _num(loss) is not None else 0.0
+    if loss.get("model") == "gilbert_elliott":
+        p_gb, p_bg = _num(loss.get("p_gb")) or 0.0, _num(loss.get("p_bg")) or 0.0
+        good = _num(loss.get("loss_good")) or 0.0
+        bad = _num(loss.get("loss_bad"))
+        bad = 1.0 if bad is None else bad
+        if p_gb + p_bg == 0:
+            return good
+        return (p_bg * good + p_gb * bad) / (p_gb + p_bg)
+    return _num(loss.get("p")) or 0.0
+
+
+def _buffer_bytes(meta: dict) -> int | None:
+    """meta.json buffer_bytes, else the maximum of the applied net.ipv4.tcp_rmem, else
+    rmem_max, else the sysctl profile's buffer (the scenario name's '<n>k' is the
+    derived layer's last resort)."""
+    applied = meta.get("sysctls_applied") if isinstance(meta.get("sysctls_applied"), dict) else {}
+    rmem = applied.get("net.ipv4.tcp_rmem")
+    rmem_max = rmem.split()[2] if isinstance(rmem, str) and len(rmem.split()) >= 3 else None
+    prof = meta.get("sysctl_profile") if isinstance(meta.get("sysctl_profile"), dict) else {}
+    used = prof.get("params_used") if isinstance(prof.get("params_used"), dict) else {}
+    for v in (meta.get("buffer_bytes"), rmem_max, applied.get("net.core.rmem_max"), used.get("buffer")):
+        x = _int(v)
+        if x is not None:
+            return x
+    return None
+
+
+def _obj(d: dict, key: str) -> dict:
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def run_columns(meta: dict) -> dict:
+    """The runs table's columns that come from meta.json beyond its own fields."""
+    result, builds, tools = _obj(meta, "result"), _obj(meta, "builds"), _obj(meta, "tools")
+    return {
+        "scale": _text(meta.get("scale")), "campaign_seed": _int(meta.get("campaign_seed")),
+        "duration_s": _num(meta.get("duration_s")), "buffer_bytes": _buffer_bytes(meta),
+        "complete": _bool(result.get("complete")), "app_sent_packets": _int(result.get("sent_packets")),
+        "host": _text(builds.get("host")) or _text(_obj(meta, "host").get("hostname")),
+        "kernel_release": _text(builds.get("kernel")), "linkem_build": _text(builds.get("linkem_sha256")),
+        "repo_commit": _text(tools.get("repo_commit")),
+    }
+
+
+def path_rows(meta: dict) -> tuple[list[dict], list[dict]]:
+    """(run_paths rows, run_outages rows) of one run's meta.json ``paths``: per path and
+    direction the configured one-way delay, rate, mean loss, queue and outages."""
+    paths, out, outages = meta.get("paths"), [], []
+    for path, p in (paths.items() if isinstance(paths, dict) else ()):
+        if not isinstance(p, dict):
+            continue
+        for side in SIDES:
+            d = _obj(p, side)
+            windows = [w for w in d.get("outages") or [] if isinstance(w, list) and len(w) == 2
+                       and _num(w[0]) is not None and _num(w[1]) is not None] if isinstance(
+                d.get("outages"), list) else []
+            out.append({"path": path, "direction": side, "delay_ms": _num(d.get("delay_ms")),
+                        "rate_mbit": _num(d.get("rate_mbit")), "loss": loss_mean(d.get("loss")),
+                        "queue_bytes": _int(d.get("queue_bytes")), "outages": len(windows),
+                        "client_addr": _text(p.get("client_addr")), "profile": _text(_obj(meta, "link_profiles").get(path))})
+            outages += [{"path": path, "direction": side, "down_s": _num(w[0]), "up_s": _num(w[1])} for w in windows]
+    return out, outages

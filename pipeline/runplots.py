@@ -245,33 +245,17 @@ def plot_seq(con, run_id: str, direction: str | None = None, budget: int = BUDGE
 
 # ---------------------------------------------------------------- RTT over time
 
-def _meta(con, run_id: str) -> dict:
-    r = next(iter(con.execute("SELECT meta_json FROM runs WHERE run_id = ?", [run_id]).fetchall()), None)
-    try:
-        doc = json.loads(r[0]) if r and r[0] else {}
-    except (ValueError, RecursionError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
 def configured_paths(con, run_id: str, direction: str) -> pl.DataFrame:
-    """Per path, what the emulator was configured with (meta.json): round-trip delay
-    (down + up one-way delay), the data direction's rate and one-way delay."""
-    rows = []
-    paths = _meta(con, run_id).get("paths")
-    # any shape a hand-edited meta.json may hold: what is not an object says nothing here
-    for path, p in (paths.items() if isinstance(paths, dict) else ()):
-        if not isinstance(p, dict):
-            continue
-        d, u = (x if isinstance(x, dict) else {} for x in (p.get("down"), p.get("up")))
-        delay = [x.get("delay_ms") for x in (d, u) if isinstance(x.get("delay_ms"), (int, float))]
-        rate = (d if direction == "down" else u).get("rate_mbit")
-        one_way = (d if direction == "down" else u).get("delay_ms")
-        rows.append({"path": path, "rtt_ms": float(sum(delay)) if delay else None,
-                     "rate_mbit": float(rate) if isinstance(rate, (int, float)) else None,
-                     "delay_ms": float(one_way) if isinstance(one_way, (int, float)) else None})
-    return pl.DataFrame(rows, schema={"path": pl.Utf8, "rtt_ms": pl.Float64, "rate_mbit": pl.Float64,
-                                      "delay_ms": pl.Float64})
+    """Per path, what the emulator was configured with (run_paths, from meta.json):
+    round-trip delay (down + up one-way delay), the data direction's rate and one-way delay."""
+    return _df(con, """SELECT path,
+                              CASE WHEN count(delay_ms) > 0 THEN sum(coalesce(delay_ms, 0)) END AS rtt_ms,
+                              max(rate_mbit) FILTER (WHERE direction = ?) AS rate_mbit,
+                              max(delay_ms) FILTER (WHERE direction = ?) AS delay_ms
+                       FROM run_paths WHERE run_id = ? GROUP BY path ORDER BY path""",
+               [direction, direction, run_id]).select(pl.col("path").cast(pl.Utf8), pl.col("rtt_ms").cast(pl.Float64),
+                                                      pl.col("rate_mbit").cast(pl.Float64),
+                                                      pl.col("delay_ms").cast(pl.Float64))
 
 
 def stalls(con, run_id: str, t0: float) -> pl.DataFrame:

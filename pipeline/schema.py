@@ -65,7 +65,39 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "host_busy_pct": pl.Float64,  # host CPU busy (not idle, not stolen), % of all CPUs' time
         "run_cpu_s": pl.Float64,  # CPU seconds of the run's own processes (emulators, tcpdump, workload)
         "attempt": pl.Int32,  # 1, or 2.. when earlier attempts were repeated after a stall
+        # meta.json lifted into columns (pipeline/metadoc.run_columns): what the derived layer reads
+        "scale": pl.Utf8,  # quick, standard, paper
+        "campaign_seed": pl.Int64,
+        "duration_s": pl.Float64,  # a timed workload's length (D-ITG, iperf3)
+        "buffer_bytes": pl.Int64,  # receive buffer tested (meta.json buffer_bytes, else the applied tcp_rmem's max ...)
+        "complete": pl.Boolean,  # false: D-ITG's sender was stopped at its time limit (result.complete)
+        "app_sent_packets": pl.Int64,  # packets the application generated (result.sent_packets)
+        "host": pl.Utf8,  # the machine it was captured on (builds.host, else host.hostname)
+        "kernel_release": pl.Utf8,
+        "linkem_build": pl.Utf8,  # content hash of the link emulator (builds.linkem_sha256)
+        "repo_commit": pl.Utf8,  # the lab's commit (tools.repo_commit)
         "meta_json": pl.Utf8,  # the whole meta.json, for fields not lifted into columns
+    },
+    # meta.json's configured paths (pipeline/metadoc.path_rows): one row per path and direction
+    "run_paths": {
+        "run_id": pl.Utf8,
+        "path": pl.Utf8,
+        "direction": pl.Utf8,  # "down" (server -> client) or "up"
+        "delay_ms": pl.Float64,  # configured one-way delay
+        "rate_mbit": pl.Float64,
+        "loss": pl.Float64,  # mean loss probability (Gilbert-Elliott: the stationary mix); 0 when none
+        "queue_bytes": pl.Int64,
+        "outages": pl.Int32,  # scheduled link outages (run_outages)
+        "client_addr": pl.Utf8,
+        "profile": pl.Utf8,  # link profile name (meta.json link_profiles)
+    },
+    # scheduled outages (handover runs): seconds from the emulator's start
+    "run_outages": {
+        "run_id": pl.Utf8,
+        "path": pl.Utf8,
+        "direction": pl.Utf8,
+        "down_s": pl.Float64,
+        "up_s": pl.Float64,
     },
     "connections": {
         "run_id": pl.Utf8,

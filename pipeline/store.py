@@ -155,6 +155,10 @@ def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
             out[n] = schema.conform(n, schema.legacy_direction(n, df))
         except Exception as e:
             raise StoreError(f"{f}: its columns are not the lab's {n} table ({_first_line(e)})") from None
+    if not (d / "run_paths.parquet").exists() and out["runs"].height:
+        # written before meta.json was lifted into columns: lifted here, from meta_json
+        from .tables import meta_tables_of
+        out.update(meta_tables_of(out["runs"]))
     return out
 
 
@@ -352,6 +356,7 @@ def _clean_stale_temps(db: Path) -> None:
 def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create missing tables; add columns a table of an older version lacks."""
     have = _columns(con)
+    lifted = "run_paths" not in have and "runs" in have  # a store from before meta.json's columns
     for t, cols in schema.TABLES.items():
         if t not in have:
             con.execute(schema.ddl(t))
@@ -362,6 +367,13 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
                 if c == "direction" and t in schema.DIRECTION_TABLES:
                     # rows written before directions existed were downloads (schema.legacy_direction)
                     con.execute(f'UPDATE "{t}" SET direction = \'down\'')
+    if lifted and con.execute("SELECT count(*) FROM runs").fetchall()[0][0]:
+        # its runs' meta.json lifted into the columns and tables the derived layer reads
+        from .tables import meta_tables_of
+        t = meta_tables_of(pl.from_arrow(con.sql("SELECT * FROM runs").to_arrow_table()))
+        con.execute("DELETE FROM runs")
+        for name, df in t.items():
+            _insert_one(con, name, df)
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -369,9 +369,45 @@ def health_columns(meta: dict) -> dict:
 def runs_row(meta: dict, run_id: str) -> pl.DataFrame:
     row = {c: meta.get(c) for c in schema.TABLES["runs"]}
     row.update(health_columns(meta))
+    row.update(metadoc.run_columns(meta))
     row["run_id"] = run_id
     row["meta_json"] = json.dumps(meta, sort_keys=True, default=str)
     return schema.conform("runs", pl.DataFrame([row], schema_overrides={c: pl.Utf8 for c in row if row[c] is None}))
+
+
+def meta_tables(meta: dict, run_id: str) -> Tables:
+    """What a run's meta.json gives the store: its runs row, configured paths and outages."""
+    paths, outages = metadoc.path_rows(meta)
+    return {"runs": runs_row(meta, run_id),
+            "run_paths": schema.conform("run_paths", pl.DataFrame(
+                [{**r, "run_id": run_id} for r in paths], schema=schema.TABLES["run_paths"])),
+            "run_outages": schema.conform("run_outages", pl.DataFrame(
+                [{**r, "run_id": run_id} for r in outages], schema=schema.TABLES["run_outages"]))}
+
+
+def meta_tables_of(runs: pl.DataFrame) -> Tables:
+    """``meta_tables`` of stored runs rows, from their ``meta_json`` (tables written before
+    these columns and tables existed); the runs rows keep their own values where set."""
+    parts = []
+    for r in runs.iter_rows(named=True):
+        try:
+            doc = json.loads(r["meta_json"]) if r["meta_json"] else {}
+        except (ValueError, RecursionError):
+            doc = {}
+        meta, _ = metadoc.check(doc) if isinstance(doc, dict) else ({}, [])
+        t = meta_tables(meta, r["run_id"])
+        lifted = t["runs"].row(0, named=True)
+        t["runs"] = schema.conform("runs", pl.DataFrame([{**{k: v for k, v in r.items() if v is not None},
+                                                          **{k: lifted[k] for k in metadoc_columns()
+                                                             if r.get(k) is None}}],
+                                                        schema=schema.TABLES["runs"]))
+        parts.append(t)
+    return merge(parts) if parts else {n: schema.empty(n) for n in ("runs", "run_paths", "run_outages")}
+
+
+def metadoc_columns() -> tuple[str, ...]:
+    """The runs columns lifted from meta.json (health and configuration)."""
+    return (*health_columns({}), *metadoc.run_columns({}))
 
 
 LINKEM_COLUMNS = {"direction": pl.Utf8, "packet_id": pl.Int64, "size_bytes": pl.Int64, "arrival_s": pl.Float64,
@@ -457,7 +493,7 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     if (run_dir / "ditg-recv.txt").exists():
         out["app_latency"], pr = ditg.read(run_dir / "ditg-recv.txt", run_id, _day_start(meta))
         problems += pr
-    out["runs"] = runs_row(meta, run_id)
+    out.update(meta_tables(meta, run_id))
     out["link_truth"] = lt
     out["problems"] = problems_table(problems)
     return complete(out)

@@ -9,6 +9,7 @@ import duckdb
 import polars as pl
 
 from pipeline.schema import TABLES, conform, ddl, legacy_direction
+from pipeline.tables import meta_tables_of
 
 
 class Lab:
@@ -99,11 +100,14 @@ class Lab:
 
     def write(self, path: Path) -> Path:
         con = duckdb.connect(str(path))
-        for t, rows in self.rows.items():
+        frames = {t: conform(t, legacy_direction(t, pl.DataFrame(rows, infer_schema_length=None))) if rows
+                  else conform(t, pl.DataFrame(schema=TABLES[t])) for t, rows in self.rows.items()}
+        # meta.json's columns and tables, lifted as the pipeline lifts them (rows written
+        # without a direction are downloads, as the tables held before issue 9)
+        frames.update(meta_tables_of(frames["runs"]))
+        for t, frame in frames.items():
             con.execute(ddl(t))
-            if rows:
-                # rows written without a direction are downloads, as the tables held before issue 9
-                frame = conform(t, legacy_direction(t, pl.DataFrame(rows, infer_schema_length=None)))
+            if frame.height:
                 con.register("v", frame.to_arrow())
                 con.execute(f'INSERT INTO "{t}" SELECT * FROM v')
                 con.unregister("v")

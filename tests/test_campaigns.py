@@ -293,7 +293,7 @@ def test_reference_loads_into_duckdb_with_runs_of_every_paper(tmp_path):
                                                  "WHERE runs.campaign = ?", [paper]).fetchall()}
                 want = {"down", "up"} if t in ("connections", "subflows") else {"down"}
                 assert want <= per <= {"down", "up"}, (t, paper, per)
-        scales = dict(con.execute("SELECT campaign, string_agg(DISTINCT json_extract_string(meta_json, '$.scale'))"
+        scales = dict(con.execute("SELECT campaign, string_agg(DISTINCT scale)"
                                   " FROM runs GROUP BY campaign").fetchall())
         assert scales == {p: "standard" for p in PAPERS}, scales
     finally:

@@ -21,7 +21,7 @@ import pytest
 from pcapgen import Subflow, join_handshake, mp_handshake, opt_dss, server_idsn, write
 
 from pipeline import runplots
-from pipeline import derived, schema
+from pipeline import derived, schema, tables
 
 ROOT = Path(__file__).resolve().parents[1]
 WIFI, LTE, SRV = "10.0.1.2", "10.0.2.2", "10.0.0.1"
@@ -179,9 +179,13 @@ def big_db(path: Path, n: int = 60_000) -> Path:
     for t in schema.TABLES:
         con.execute(schema.ddl(t))
     tr_c, tr_s = "/x/big/client.pcap", "/x/big/server.pcap"
-    con.execute("INSERT INTO runs (run_id, meta_json) VALUES ('big', ?)",
-                [json.dumps({"paths": {"wifi": {"down": {"delay_ms": 10, "rate_mbit": 20}, "up": {"delay_ms": 10}},
-                                       "lte": {"down": {"delay_ms": 35, "rate_mbit": 10}, "up": {"delay_ms": 35}}}})])
+    meta = {"paths": {"wifi": {"down": {"delay_ms": 10, "rate_mbit": 20}, "up": {"delay_ms": 10}},
+                      "lte": {"down": {"delay_ms": 35, "rate_mbit": 10}, "up": {"delay_ms": 35}}}}
+    con.execute("INSERT INTO runs (run_id, meta_json) VALUES ('big', ?)", [json.dumps(meta)])
+    paths = tables.meta_tables(meta, "big")["run_paths"]  # meta.json's paths, lifted as the pipeline does
+    con.register("p", paths.to_arrow())
+    con.execute("INSERT INTO run_paths SELECT * FROM p")
+    con.unregister("p")
     for tr, v in ((tr_c, "client"), (tr_s, "server")):
         con.execute("INSERT INTO connections (run_id, trace, vantage, conn_id, direction, payload_bytes, start_s) "
                     "VALUES ('big', ?, ?, 0, 'down', ?, 100.0)", [tr, v, n * 1000])

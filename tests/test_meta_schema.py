@@ -63,3 +63,45 @@ def test_reader_drops_a_bad_field_of_an_object_alone(obj, field, value):
     assert notes == [notes[0]] and notes[0].startswith(f"{obj}.{field}")
     assert field not in meta[obj] and {k: v for k, v in meta[obj].items()} == \
         {k: v for k, v in doc[obj].items() if k != field}
+
+
+def test_meta_json_lifted_into_typed_columns_and_tables(tmp_path):
+    """The derived layer reads meta.json through columns (runs) and tables (run_paths,
+    run_outages), not JSON; a store from before they existed is brought up to date by its
+    next write, and a read of it before that says what to do."""
+    import subprocess
+    import sys
+
+    from findings.evaluate import load_facts
+    from pipeline import derived
+
+    samples = REPO / "data" / "samples"
+    run = samples / "mp2-linkem"
+    db = tmp_path / "lab.duckdb"
+    r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", str(run), "--db", str(db)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    con = duckdb.connect(str(db))
+    paths = con.execute("SELECT path, direction, delay_ms, rate_mbit, loss, queue_bytes FROM run_paths "
+                        "ORDER BY ALL").fetchall()
+    assert paths == [("lte", "down", 35.0, 10.0, 0.0, 150000), ("lte", "up", 35.0, 10.0, 0.0, 150000),
+                     ("wifi", "down", 15.0, 20.0, 0.01, 150000), ("wifi", "up", 15.0, 20.0, 0.01, 150000)]
+    assert con.execute("SELECT scale, repo_commit IS NOT NULL FROM runs").fetchall()[0][1]
+    derived.install(con)
+    assert con.execute("SELECT rtt_wifi_ms, loss_wifi, rate_cell_mbit FROM run_config").fetchall() == [(30.0, 0.01, 10.0)]
+    assert not [d.name for d in derived.definitions({}) if "json_" in d.sql], "the derived layer parses no JSON"
+    # an older store: no run_paths/run_outages, no lifted columns
+    for t in ("run_paths", "run_outages"):
+        con.execute(f"DROP TABLE {t}")
+    for c in ("scale", "campaign_seed", "host", "repo_commit"):
+        con.execute(f"ALTER TABLE runs DROP COLUMN {c}")
+    con.close()
+    facts, why = load_facts(db)
+    assert facts is None and "older version" in why and "pipeline load" in why
+    r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", str(samples / "mp2-tbf"), "--db", str(db)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    by_run = dict(con.execute("SELECT run_id, count(*) FROM run_paths GROUP BY run_id").fetchall())
+    assert by_run == {"mp2-linkem": 4, "mp2-tbf": 4}, by_run
+    assert con.execute("SELECT repo_commit IS NOT NULL FROM runs WHERE run_id = 'mp2-linkem'").fetchall() == [(True,)]

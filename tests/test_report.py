@@ -125,11 +125,10 @@ def test_run_issues_name_every_failed_repeated_left_out_and_incomplete_run(tmp_p
     db = build(tmp_path / "s.duckdb", papers=("cs244",), reps=1)
     con = duckdb.connect(str(db))
     a, b, c = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id LIMIT 3").fetchall()]
-    con.execute("UPDATE runs SET stalled = true, meta_json = json_merge_patch(meta_json, "
-                "'{\"stalls\": {\"worst_late_ms\": 12.5}}') WHERE run_id = ?", [a])
-    con.execute("UPDATE runs SET meta_json = json_merge_patch(meta_json, '{\"attempt\": 2}') WHERE run_id = ?", [b])
-    con.execute("UPDATE runs SET meta_json = json_merge_patch(meta_json, '{\"result\": {\"complete\": false}}') "
-                "WHERE run_id = ?", [c])
+    # meta.json's stalls, attempt and result as the pipeline lifts them into the runs table
+    con.execute("UPDATE runs SET stalled = true, worst_late_ms = 12.5 WHERE run_id = ?", [a])
+    con.execute("UPDATE runs SET attempt = 2 WHERE run_id = ?", [b])
+    con.execute("UPDATE runs SET complete = false WHERE run_id = ?", [c])
     got = {(r["run_id"], r["what"]) for r in run_issues(con)}
     con.close()
     assert got == {(a, "left out"), (b, "repeated"), (c, "incomplete (kept)")}

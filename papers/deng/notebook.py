@@ -474,12 +474,10 @@ backup = query(f"""
     LEFT JOIN run_delivery d ON d.run_id = g.run_id AND d.second = g.second AND d.side = p.side
     ORDER BY ALL""")
 outages = query(f"""
-    SELECT DISTINCT scenario, path, w[1] AS down_s, w[2] AS up_s FROM (
-        SELECT c.scenario, p.path,
-               unnest(from_json(json_extract(u.meta_json, '$.paths.' || p.path || '.down.outages'), '[["DOUBLE"]]')) AS w
-        FROM run_config c JOIN runs u USING (run_id) CROSS JOIN (VALUES ('wifi'), ('lte')) p(path)
-        WHERE {usable('deng', 'c', outages=True)} AND c.mode = 'backup' AND json_valid(u.meta_json)
-          AND json_array_length(json_extract(u.meta_json, '$.paths.' || p.path || '.down.outages')) > 0)
+    SELECT DISTINCT c.scenario, o.path, o.down_s, o.up_s
+    FROM run_config c JOIN run_outages o USING (run_id)
+    WHERE {usable('deng', 'c', outages=True)} AND c.mode = 'backup' AND o.direction = 'down'
+      AND o.path IN ('wifi', 'lte')
     ORDER BY ALL""") if backup.height else pl.DataFrame()
 BACKUP_CASES = {"wifi-better": ("Fig. 15d: 1 MB at wifi-better, no outage", "deng-backup-no-data"),
                 "backup-failover": ("Fig. 15f: 4 MB at backup-failover, WiFi link down from 2 s",
