@@ -20,6 +20,9 @@ declare -A PKG=(
   [mptcpize]=mptcpize [ethtool]=ethtool [ip]=iproute2 [tc]=iproute2 [ss]=iproute2 [sysctl]=procps
   [nginx]=nginx [wget]=wget [iperf3]=iperf3 [chromium]=chromium
   [clang]=clang [bpftool]=bpftool
+  # a live one-node SLURM for tests/test_slurm.py (cluster/testslurm.py starts its own daemons)
+  [slurmctld]=slurmctld [slurmd]=slurmd [munged]=munge
+  [sbatch]=slurm-client [squeue]=slurm-client [sinfo]=slurm-client [scontrol]=slurm-client [scancel]=slurm-client
 )
 # file -> Debian package, for what is not a command (headers, libraries, and GNU time,
 # whose bare name is the shell keyword: the benchmarks read a child's peak memory from it)
