@@ -575,8 +575,20 @@ def split_reused_streams(p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
                + ((pl.col("tcp_flags") & (SYN | FIN)) != 0).cast(pl.Int64))
     key = ["stream", "src", "sport"]
     closing = ((pl.col("tcp_flags") & (FIN | RST)) != 0)
+    # Only what follows a stream's first FIN/RST can be a new connection: the windows below
+    # run over those packets (and each sender's last one before it), not the whole trace.
+    first_close = p.filter(closing).group_by("stream").agg(fc=pl.col("frame").min())
+    if first_close.is_empty():
+        return p, []
+    cols = p.select("frame", "stream", "src", "sport", "seq", "payload_bytes", "tcp_flags").join(
+        first_close, on="stream", how="inner")
+    window = pl.concat([
+        cols.filter(pl.col("frame") < pl.col("fc")).sort("frame").group_by(key).last().select(cols.columns),
+        cols.filter(pl.col("frame") >= pl.col("fc")),
+    ], how="vertical_relaxed").drop("fc").sort("frame")
+    del cols
     cand = (
-        p.select("frame", "stream", "src", "sport", "seq", "payload_bytes", "tcp_flags")
+        window
         .with_columns(expected=seq_end.shift(1).over(key), closed=closing.cast(pl.Int32).cum_sum().over("stream"))
         .with_columns(d=(pl.col("seq").cast(pl.Int64) - pl.col("expected")) % (1 << 32),
                       closed_before=(pl.col("closed") - closing.cast(pl.Int32)) > 0)
