@@ -80,7 +80,8 @@ lab: system venv
 bench: system venv
 	$(BIN)/python benchmarks/pipeline_bench.py
 
-# The decoder's memory on a synthetic 5M-packet capture (written under data/bench/).
+# Memory and speed of the pipeline on synthetic 1M, 5M and 10M-packet captures (written
+# under data/bench/) against tshark, measured in the same run.
 bench-memory: system venv
 	$(BIN)/python benchmarks/pipeline_bench.py --memory
 

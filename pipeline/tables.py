@@ -55,8 +55,10 @@ def analyze_trace(
     path_map: dict[str, str] | None = None,
     decoder: str = DEFAULT_DECODER,
     decoded: Callable[[], None] | None = None,
+    paired: bool = False,
 ) -> tuple[Tables, list[dict]]:
-    """All tables one trace contributes, and its problems (never raises on bad input;
+    """All tables one trace contributes, and its problems (``paired``: the other end's
+    trace is analysed too, so this one's side of the one-way delay matching is kept) (never raises on bad input;
     ``extract.DecoderUnavailable`` when ``decoder`` cannot run here). ``decoded`` is
     called once the capture is read and checked (the CLI then starts preparing its
     database: until then the decoder and the checks have both cores)."""
@@ -69,7 +71,7 @@ def analyze_trace(
         return {}, [problem(run_id, source, "extract", str(e))]
     problems += [problem(run_id, source, "extract", w) for w in ex.warnings]
     try:
-        return _analyze_packets(ex, run_id, source, pcap, vantage, path_map, problems, decoded)
+        return _analyze_packets(ex, run_id, source, pcap, vantage, path_map, problems, decoded, paired)
     except Exception as e:  # a defect of ours: this file gets a row, the others go on
         return {}, problems + [problem(run_id, source, "metrics",
                                        f"internal error while analysing it ({type(e).__name__}: {e}); "
@@ -78,7 +80,7 @@ def analyze_trace(
 
 def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
                      path_map: dict[str, str] | None, problems: list[dict],
-                     decoded: Callable[[], None] | None = None) -> tuple[Tables, list[dict]]:
+                     decoded: Callable[[], None] | None = None, paired: bool = False) -> tuple[Tables, list[dict]]:
     # Each stage is handed the one before's table, no reference kept here: build_trace
     # frees the columns it does not keep as soon as it is done with them.
     checked = sanity.check(_take_packets(ex))
@@ -101,7 +103,7 @@ def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
     elif inferred is not None and inferred != v:
         problems.append(problem(run_id, source, "metrics",
                                 f"treated as the {v}'s capture, but handshake timing suggests the {inferred}'s"))
-    out = trace_tables(tr, run_id, source, v, path_map or {}, problems)
+    out = trace_tables(tr, run_id, source, v, path_map or {}, problems, paired)
     # packets read in timestamp order (sanity): the rows name the capture's own frames
     return {k: sanity.restore_frames(t, frames) for k, t in out.items()}, problems
 
@@ -134,7 +136,7 @@ def _in_background(fn, *args) -> Future:
 
 
 def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
-                 path_map: dict[str, str], problems: list[dict]) -> Tables:
+                 path_map: dict[str, str], problems: list[dict], paired: bool = False) -> Tables:
     """Rows per subflow/connection and direction that carried data. Loss and RTT come
     only from the sender's trace of a direction, OFO delay and completion time only
     from the receiver's (``vantage`` names whose trace this is)."""
@@ -249,7 +251,8 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
         delivered = metrics.delivered_per_second(data.filter(pl.col("direction").is_in(receiving)),
                                                  starts.filter(pl.col("start_s").is_not_null()))
     out: Tables = {
-        **({} if tr.time_unusable else {OWD_HALF: owd.half(data, sf)}),
+        # a frame of every data packet: made only when the other end's trace will be paired with it
+        **({OWD_HALF: owd.half(data, sf)} if paired and not tr.time_unusable else {}),
         "connections": schema.conform("connections", conns),
         "subflows": schema.conform("subflows", sub),
         "seq_packets": schema.conform("seq_packets", seq.result().with_columns(
@@ -474,10 +477,12 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
                                                            "server*) beside the ends' own traces"))
     parts: list[Tables] = []
     halves: dict[str, list[tuple[str, pl.DataFrame]]] = {}
+    ends = [vantage_from_name(f) for f in pcaps]
+    paired = ends.count("client") == 1 and ends.count("server") == 1
     if not pcaps:
         problems.append(problem(run_id, str(run_dir), "extract", "no .pcap or .pcapng file in the run folder"))
     for f in pcaps:
-        t, pr = analyze_trace(f, run_id, vantage_from_name(f), pm, decoder, decoded)
+        t, pr = analyze_trace(f, run_id, vantage_from_name(f), pm, decoder, decoded, paired)
         v = next(iter(t["connections"]["vantage"].drop_nulls()), None) if "connections" in t else None
         h = t.pop(OWD_HALF, None)
         if h is not None and v is not None:
