@@ -13,18 +13,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import NEEDS_TESTBED
+from conftest import NEEDS_LINKEM_TESTBED
 
 REPO = Path(__file__).resolve().parent.parent
-LINKEM = REPO / "capture" / "linkem" / "target" / "release" / "linkem"
 CAMPAIGN = REPO / "capture" / "campaigns" / "acceptance.yaml"
 
-
-pytestmark = [
-    *NEEDS_TESTBED,
-    pytest.mark.skipif(not LINKEM.is_file(), reason=f"needs the link emulator: {LINKEM.relative_to(REPO)} "
-                       "is not built (make linkem)"),
-]
+pytestmark = NEEDS_LINKEM_TESTBED
 
 CONFIGURED = {"wifi": {"rtt_ms": 30, "loss": 0.01}, "lte": {"rtt_ms": 70, "loss": 0.0}}
 SIZE = 4_000_000

@@ -7,19 +7,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import NEEDS_TESTBED
+from conftest import NEEDS_LINKEM_TESTBED
 
 from pipeline import owd, tables
 
 REPO = Path(__file__).resolve().parent.parent
-LINKEM = REPO / "capture" / "linkem" / "target" / "release" / "linkem"
 CAMPAIGN = REPO / "capture" / "campaigns" / "owd.yaml"
 
-pytestmark = [
-    *NEEDS_TESTBED,
-    pytest.mark.skipif(not LINKEM.is_file(), reason=f"needs the link emulator: {LINKEM.relative_to(REPO)} "
-                       "is not built (make linkem)"),
-]
+pytestmark = NEEDS_LINKEM_TESTBED
 
 
 @pytest.fixture(scope="module")
