@@ -56,7 +56,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--packets", type=int, default=5_000_000)
     ap.add_argument("--out", type=Path, default=REPO / "data" / "bench" / "synthetic-5M.pcap")
+    ap.add_argument("--mss", type=int, default=MSS,
+                    help="payload bytes per data segment (up to 65,000: a few 100k packets then carry "
+                         "over 4 GB per subflow, past the 32-bit sequence numbers' wrap)")
     a = ap.parse_args()
+    if not 1 <= a.mss <= 65_000:
+        ap.error("--mss must be between 1 and 65000")
     a.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = a.out.with_suffix(".part")
     srv = "10.100.0.1"
@@ -67,8 +72,10 @@ def main() -> int:
     with open(tmp, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, SNAP, 1))
 
-        def put(t: float, fr: bytearray | bytes, wire: int) -> None:
+        def put(t: float, fr: bytearray | bytes, wire: int | None = None) -> None:
+            """``wire``: the frame's length on the wire (None: the frame as built, no payload)."""
             nonlocal n
+            wire = len(fr) if wire is None else wire
             sec = int(t)
             cap = bytes(fr[:SNAP])
             f.write(struct.pack("<IIII", sec, int((t - sec) * 1e6), len(cap), wire) + cap)
@@ -76,17 +83,17 @@ def main() -> int:
 
         # Handshakes (v1): MP_CAPABLE on wifi, MP_JOIN on lte.
         (c, cp) = paths[0]
-        put(t0, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBB", 30, 4, 0x01, 0x81), 0), 66)
-        put(t0 + 0.001, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQ", 30, 12, 0x01, 0x81, key_s), 0), 74)
-        put(t0 + 0.002, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBBQQ", 30, 20, 0x01, 0x81, key_c, key_s), 0), 82)
+        put(t0, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBB", 30, 4, 0x01, 0x81), 0))
+        put(t0 + 0.001, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQ", 30, 12, 0x01, 0x81, key_s), 0))
+        put(t0 + 0.002, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBBQQ", 30, 20, 0x01, 0x81, key_c, key_s), 0))
         (c, cp) = paths[1]
         token = int.from_bytes(hashlib.sha256(key_s.to_bytes(8, "big")).digest()[:4], "big")  # RFC 8684
-        put(t0 + 0.003, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBBII", 30, 12, 0x10, 1, token, 7), 0), 74)
-        put(t0 + 0.004, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQI", 30, 16, 0x10, 0, 0, 9), 0), 78)
-        put(t0 + 0.005, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBB", 30, 24, 0x10, 0) + b"\0" * 20, 0), 90)
+        put(t0 + 0.003, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBBII", 30, 12, 0x10, 1, token, 7), 0))
+        put(t0 + 0.004, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQI", 30, 16, 0x10, 0, 0, 9), 0))
+        put(t0 + 0.005, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBB", 30, 24, 0x10, 0) + b"\0" * 20, 0))
 
         # Templates: offsets of the fields patched per packet.
-        data_t = [frame(srv, c, 80, cp, 0x10, dss(1, 1, 1, MSS), MSS) for c, cp in paths]
+        data_t = [frame(srv, c, 80, cp, 0x10, dss(1, 1, 1, a.mss), a.mss) for c, cp in paths]
         ack_t = [frame(c, srv, cp, 80, 0x10, dss(1, None), 0) for c, cp in paths]
         seq_off = 14 + 20 + 4  # the ack number (at 14 + 20 + 8) stays as the template has it
         dss_data = 14 + 20 + 20 + 4  # data ack (8), dsn (8), ssn (4)
@@ -98,18 +105,19 @@ def main() -> int:
         while n < a.packets:
             k = i % 2
             fr = data_t[k]
-            struct.pack_into("!II", fr, seq_off, 1 + sent[k], 1)
-            struct.pack_into("!QQI", fr, dss_data, 1, dsn, 1 + sent[k])
-            put(t, fr, 14 + 20 + 20 + 28 + MSS)
-            sent[k] += MSS
-            dsn += MSS
+            # sequence numbers and the DSS's subflow sequence number are 32-bit: they wrap
+            struct.pack_into("!II", fr, seq_off, (1 + sent[k]) % (1 << 32), 1)
+            struct.pack_into("!QQI", fr, dss_data, 1, dsn, (1 + sent[k]) % (1 << 32))
+            put(t, fr, 14 + 20 + 20 + 28 + a.mss)
+            sent[k] += a.mss
+            dsn += a.mss
             t += 0.00006
             if i % 2 == 1 and n < a.packets:
                 for j in (0, 1):
                     if n >= a.packets:
                         break
                     fr = ack_t[j]
-                    struct.pack_into("!II", fr, seq_off, 1, 1 + sent[j])
+                    struct.pack_into("!II", fr, seq_off, 1, (1 + sent[j]) % (1 << 32))
                     struct.pack_into("!Q", fr, dss_ack, dsn)
                     put(t - 0.00002, fr, 14 + 20 + 20 + 12)  # before the next data: time never goes back
             i += 1

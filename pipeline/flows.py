@@ -492,7 +492,12 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
     maps = p.lazy().filter(
         this_way, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
         ~pl.col("stream").is_in(no_isn), pl.col("mp_ssn").is_not_null(),
-    ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_ssn", "mp_map_len").collect()
+    ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_map_len",
+             # The DSS's subflow sequence number is 32-bit: past 4 GB it wraps, and a mapping
+             # of the first 4 GB would cover a later packet. It is taken into the unwrapped
+             # numbering of the packet that carries it (the two lie within 2^31 of each other).
+             mp_ssn=pl.col("rel_seq") + ((pl.col("mp_ssn").cast(pl.Int64) - pl.col("rel_seq") + (1 << 31))
+                                         % (1 << 32) - (1 << 31))).collect()
     # RFC 8684: the initiator's first data may ride on the third ACK's MP_CAPABLE, whose
     # data-level length maps the subflow's first bytes to the first data byte (IDSN + 1).
     mpc_maps = p.lazy().filter(
@@ -516,15 +521,14 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
     del maps
     maps = pl.concat(parts).unique(["stream", "map_ssn", "map_dsn"]).sort("map_ssn")
     del parts
-    # The SSN of a mapping is 32-bit; compare it with the packet's sequence modulo 2^32.
-    d = data.select("frame", "stream", seq_mod=(pl.col("rel_seq") % (1 << 32))).sort("seq_mod")
+    d = data.select("frame", "stream", "rel_seq").sort("rel_seq")
     del data
-    j = d.join_asof(maps, left_on="seq_mod", right_on="map_ssn", by="stream", strategy="backward", check_sortedness=False)
+    j = d.join_asof(maps, left_on="rel_seq", right_on="map_ssn", by="stream", strategy="backward", check_sortedness=False)
     j = j.with_columns(
         dsn_rel=pl.when(
             pl.col("map_ssn").is_not_null()
-            & (pl.col("seq_mod") < pl.col("map_ssn") + pl.col("mp_map_len").cast(pl.Int64))
-        ).then(pl.col("map_dsn") + (pl.col("seq_mod") - pl.col("map_ssn")))
+            & (pl.col("rel_seq") < pl.col("map_ssn") + pl.col("mp_map_len").cast(pl.Int64))
+        ).then(pl.col("map_dsn") + (pl.col("rel_seq") - pl.col("map_ssn")))
     )
     unmapped = j.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height
     if unmapped:

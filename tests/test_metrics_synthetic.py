@@ -557,3 +557,26 @@ def test_per_ack_rtt_times_one_segment_per_ack(tmp_path):
     assert sub["rtt_median_ms"] == pytest.approx(150.0, abs=1e-6)
     client = analyze(write(tmp_path / "client.pcap", single_path("client")), vantage="client")
     assert client["subflows"].filter(direction="down")["rtt_ack_samples"].to_list() == [None]  # receiver's trace
+
+
+# --- a subflow past 4 GB: the DSS's 32-bit subflow sequence numbers wrap -----------
+
+def test_mapping_after_the_subflow_sequence_wraps(tmp_path):
+    """A subflow carries over 2^32 bytes (sparse segments, each jump under 2^31 so the
+    sequence numbers unwrap). After the wrap, a mapping at SSN 1001 covers two
+    segments; a mapping of the first 4 GB, at SSN 2001, lies between it and the second
+    segment's SSN (2449 modulo 2^32). The second segment's DSN is its own mapping's
+    plus 1448, not the old mapping's."""
+    a = mp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
+    d = server_idsn()
+    wrap = 1 << 32
+    a.data(0.04, 1, 1000, [opt_dss(dsn=d + 1, ssn=1, length=2000)])
+    a.data(0.05, 2001, 1448, [opt_dss(dsn=d + 2001, ssn=2001, length=1448)])
+    for i, rel in enumerate((1_500_000_001, 3_000_000_001)):  # keep each jump under 2^31
+        a.data(0.06 + 0.01 * i, rel, 1448, [opt_dss(dsn=d + rel, ssn=rel, length=1448)])
+    a.data(0.09, wrap + 1001, 1448, [opt_dss(dsn=d + wrap + 1001, ssn=1001, length=2896)])
+    a.data(0.10, wrap + 2449, 1448)
+    t = analyze(write(tmp_path / "client.pcap", a))
+    dsns = t["ofo_samples"].sort("arrival_s")["dsn"].to_list()
+    want = [(d + k) % 2**64 for k in (1, 2001, 1_500_000_001, 3_000_000_001, wrap + 1001, wrap + 2449)]
+    assert dsns == want
