@@ -3,7 +3,7 @@
 
     python benchmarks/make_big_capture.py [--packets 5000000] [--out data/bench/synthetic-5M.pcap]
 
-The server's view of one MPTCP v1 connection over two subflows (wifi 10.1.0.2, lte
+The server's view of one MPTCP v1 connection (or ``--connections N``, one after another) over two subflows (wifi 10.1.0.2, lte
 10.2.0.2 -> 10.100.0.1:80): MP_CAPABLE and MP_JOIN handshakes, then 1448-byte data
 segments alternating between the subflows, each with a 64-bit DSS mapping, and an ACK
 with a DATA_ACK every second segment; snap length 128 bytes (headers kept, payload
@@ -56,17 +56,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--packets", type=int, default=5_000_000)
     ap.add_argument("--out", type=Path, default=REPO / "data" / "bench" / "synthetic-5M.pcap")
+    ap.add_argument("--connections", type=int, default=1,
+                    help="connections, one after another, sharing the packets (10000: many short ones)")
     ap.add_argument("--mss", type=int, default=MSS,
                     help="payload bytes per data segment (up to 65,000: a few 100k packets then carry "
                          "over 4 GB per subflow, past the 32-bit sequence numbers' wrap)")
     a = ap.parse_args()
+    if not 1 <= a.connections <= 20_000 or a.packets < 8 * a.connections:
+        ap.error("--connections must be between 1 and 20000, with at least 8 packets each")
     if not 1 <= a.mss <= 65_000:
         ap.error("--mss must be between 1 and 65000")
     a.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = a.out.with_suffix(".part")
     srv = "10.100.0.1"
-    paths = [("10.1.0.2", 40001), ("10.2.0.2", 40002)]
-    key_c, key_s = 0x0123456789ABCDEF, 0x0FEDCBA987654321
+    base_paths = [("10.1.0.2", 20001), ("10.2.0.2", 20002)]
+    base_keys = (0x0123456789ABCDEF, 0x0FEDCBA987654321)
     t0 = 1_700_000_000.0
     n = 0
     with open(tmp, "wb") as f:
@@ -81,48 +85,56 @@ def main() -> int:
             f.write(struct.pack("<IIII", sec, int((t - sec) * 1e6), len(cap), wire) + cap)
             n += 1
 
-        # Handshakes (v1): MP_CAPABLE on wifi, MP_JOIN on lte.
-        (c, cp) = paths[0]
-        put(t0, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBB", 30, 4, 0x01, 0x81), 0))
-        put(t0 + 0.001, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQ", 30, 12, 0x01, 0x81, key_s), 0))
-        put(t0 + 0.002, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBBQQ", 30, 20, 0x01, 0x81, key_c, key_s), 0))
-        (c, cp) = paths[1]
-        token = int.from_bytes(hashlib.sha256(key_s.to_bytes(8, "big")).digest()[:4], "big")  # RFC 8684
-        put(t0 + 0.003, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBBII", 30, 12, 0x10, 1, token, 7), 0))
-        put(t0 + 0.004, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQI", 30, 16, 0x10, 0, 0, 9), 0))
-        put(t0 + 0.005, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBB", 30, 24, 0x10, 0) + b"\0" * 20, 0))
+        t = t0
+        for conn in range(a.connections):
+            quota = a.packets * (conn + 1) // a.connections  # packets written once this connection ends
+            # one connection after another, each on its own client ports and keys
+            paths = [(addr, port + 2 * conn) for addr, port in base_paths]
+            key_c, key_s = base_keys[0] + conn, base_keys[1] + conn
+            # Handshakes (v1): MP_CAPABLE on wifi, MP_JOIN on lte.
+            (c, cp) = paths[0]
+            put(t, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBB", 30, 4, 0x01, 0x81), 0))
+            put(t + 0.001, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQ", 30, 12, 0x01, 0x81, key_s), 0))
+            put(t + 0.002, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBBQQ", 30, 20, 0x01, 0x81, key_c, key_s), 0))
+            (c, cp) = paths[1]
+            token = int.from_bytes(hashlib.sha256(key_s.to_bytes(8, "big")).digest()[:4], "big")  # RFC 8684
+            put(t + 0.003, frame(c, srv, cp, 80, 0x02, struct.pack("!BBBBII", 30, 12, 0x10, 1, token, 7), 0))
+            put(t + 0.004, frame(srv, c, 80, cp, 0x12, struct.pack("!BBBBQI", 30, 16, 0x10, 0, 0, 9), 0))
+            put(t + 0.005, frame(c, srv, cp, 80, 0x10, struct.pack("!BBBB", 30, 24, 0x10, 0) + b"\0" * 20, 0))
 
-        # Templates: offsets of the fields patched per packet.
-        data_t = [frame(srv, c, 80, cp, 0x10, dss(1, 1, 1, a.mss), a.mss) for c, cp in paths]
-        ack_t = [frame(c, srv, cp, 80, 0x10, dss(1, None), 0) for c, cp in paths]
-        seq_off = 14 + 20 + 4  # the ack number (at 14 + 20 + 8) stays as the template has it
-        dss_data = 14 + 20 + 20 + 4  # data ack (8), dsn (8), ssn (4)
-        dss_ack = 14 + 20 + 20 + 4
-        sent = [0, 0]  # bytes per subflow
-        dsn = 1000
-        t = t0 + 0.01
-        i = 0
-        while n < a.packets:
-            k = i % 2
-            fr = data_t[k]
-            # sequence numbers and the DSS's subflow sequence number are 32-bit: they wrap
-            struct.pack_into("!II", fr, seq_off, (1 + sent[k]) % (1 << 32), 1)
-            struct.pack_into("!QQI", fr, dss_data, 1, dsn, (1 + sent[k]) % (1 << 32))
-            put(t, fr, 14 + 20 + 20 + 28 + a.mss)
-            sent[k] += a.mss
-            dsn += a.mss
-            t += 0.00006
-            if i % 2 == 1 and n < a.packets:
-                for j in (0, 1):
-                    if n >= a.packets:
-                        break
-                    fr = ack_t[j]
-                    struct.pack_into("!II", fr, seq_off, 1, (1 + sent[j]) % (1 << 32))
-                    struct.pack_into("!Q", fr, dss_ack, dsn)
-                    put(t - 0.00002, fr, 14 + 20 + 20 + 12)  # before the next data: time never goes back
-            i += 1
-            if i % 500_000 == 0:
-                print(f"  {n:,} packets", file=sys.stderr)
+            # Templates: offsets of the fields patched per packet.
+            data_t = [frame(srv, c, 80, cp, 0x10, dss(1, 1, 1, a.mss), a.mss) for c, cp in paths]
+            ack_t = [frame(c, srv, cp, 80, 0x10, dss(1, None), 0) for c, cp in paths]
+            seq_off = 14 + 20 + 4  # the ack number (at 14 + 20 + 8) stays as the template has it
+            dss_data = 14 + 20 + 20 + 4  # data ack (8), dsn (8), ssn (4)
+            dss_ack = 14 + 20 + 20 + 4
+            sent = [0, 0]  # bytes per subflow
+            # the server's first data byte: its IDSN + 1 (RFC 8684: the low 64 bits of SHA-256 of its key)
+            dsn = (int.from_bytes(hashlib.sha256(key_s.to_bytes(8, "big")).digest()[-8:], "big") + 1) % (1 << 64)
+            t += 0.01
+            i = 0
+            while n < quota:
+                k = i % 2
+                fr = data_t[k]
+                # sequence numbers and the DSS's subflow sequence number are 32-bit: they wrap
+                struct.pack_into("!II", fr, seq_off, (1 + sent[k]) % (1 << 32), 1)
+                struct.pack_into("!QQI", fr, dss_data, 1, dsn % (1 << 64), (1 + sent[k]) % (1 << 32))
+                put(t, fr, 14 + 20 + 20 + 28 + a.mss)
+                sent[k] += a.mss
+                dsn += a.mss
+                t += 0.00006
+                if i % 2 == 1 and n < quota:
+                    for j in (0, 1):
+                        if n >= quota:
+                            break
+                        fr = ack_t[j]
+                        struct.pack_into("!II", fr, seq_off, 1, (1 + sent[j]) % (1 << 32))
+                        struct.pack_into("!Q", fr, dss_ack, dsn % (1 << 64))
+                        put(t - 0.00002, fr, 14 + 20 + 20 + 12)  # before the next data: time never goes back
+                i += 1
+                if n % 500_000 == 0:
+                    print(f"  {n:,} packets", file=sys.stderr)
+            t += 0.001
     tmp.replace(a.out)
     print(f"wrote {a.out} ({n:,} packets, {a.out.stat().st_size / 1e6:.0f} MB)", file=sys.stderr)
     return 0

@@ -508,17 +508,15 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
         "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn")).collect()
     if maps.height == 0 and mpc_maps.height == 0:
         return empty, notes
-    # DSNs relative to the sender's IDSN (first data byte = 1), per connection.
-    idsn_of = dict(zip(*mp.select("conn_id", f"{sender}_idsn").unique("conn_id").to_dict(as_series=False).values()))
-    parts = [mpc_maps]
-    for (cid,), m in maps.group_by(["conn_id"], maintain_order=True):  # maps are in frame order
-        ref = idsn_of.get(cid)
-        if ref is None:
-            ref = int(m["mp_dsn_raw"][0]) - 1
-        rel = mptcp.relative_dsn(m["mp_dsn_raw"], m["mp_dsn64"].fill_null(1), int(ref) % (1 << 64))
-        parts.append(m.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
-                              rel.alias("map_dsn")))
-    del maps
+    # DSNs relative to the sender's IDSN (first data byte = 1), per connection (without
+    # its key: from the connection's first mapping).
+    idsn = mp.select("conn_id", _ref=pl.col(f"{sender}_idsn")).unique("conn_id")
+    maps = maps.join(idsn, on="conn_id", how="left", maintain_order="left").with_columns(
+        _ref=pl.coalesce("_ref", pl.col("mp_dsn_raw").cast(pl.UInt64).first().over("conn_id") - pl.lit(1, pl.UInt64)))
+    rel = mptcp.relative_dsn_by(maps.with_columns(pl.col("mp_dsn64").fill_null(1)), "mp_dsn_raw", "mp_dsn64",
+                                "_ref", "conn_id")
+    parts = [mpc_maps, maps.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
+                                   rel.alias("map_dsn"))]
     maps = pl.concat(parts).unique(["stream", "map_ssn", "map_dsn"]).sort("map_ssn")
     del parts
     d = data.select("frame", "stream", "rel_seq").sort("rel_seq")
@@ -549,16 +547,14 @@ def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     parts = []
     for down in (True, False):
         acked = "client" if down else "server"  # whose data the DATA_ACKs on this way acknowledge
-        idsn_of = dict(mp.select("conn_id", f"{acked}_idsn").unique("conn_id").iter_rows())
+        idsn = mp.select("conn_id", _ref=pl.col(f"{acked}_idsn")).unique("conn_id").drop_nulls()
         a = p.lazy().filter(pl.col("down").fill_null(False) == down, pl.col("mp_dack_raw").is_not_null(),
                             pl.col("stream").is_in(mp["stream"].implode())).select(
-            "frame", "conn_id", "mp_dack_raw", "mp_dack64").collect()
-        for (cid,), m in a.group_by(["conn_id"], maintain_order=True):  # in frame order
-            ref = idsn_of.get(cid)
-            if ref is None:
-                continue
-            rel = mptcp.relative_dsn(m["mp_dack_raw"], m["mp_dack64"].fill_null(1), int(ref) % (1 << 64))
-            parts.append(m.select("frame", rel.alias("dack_rel")))
+            "frame", "conn_id", "mp_dack_raw", pl.col("mp_dack64").fill_null(1)).join(
+            idsn.lazy(), on="conn_id", how="inner", maintain_order="left").collect()
+        if a.height:
+            parts.append(a.select("frame", dack_rel=mptcp.relative_dsn_by(a, "mp_dack_raw", "mp_dack64", "_ref",
+                                                                          "conn_id")))
     if parts:
         got = pl.concat(parts)
         p = p.with_columns(p.select("frame").join(got, on="frame", how="left", maintain_order="left")["dack_rel"])

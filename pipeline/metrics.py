@@ -261,15 +261,22 @@ def ofo_delays(p: pl.DataFrame) -> pl.DataFrame:
         .sort("time_s", "frame")
         .select("frame", "stream", "conn_id", "direction", "time_s", "dsn_rel", "payload_bytes")
     )
-    out = []
-    in_order_times = _native_in_order_times()
-    for _, g in d.group_by(CONN, maintain_order=True):
-        ready = in_order_times(g["time_s"].to_list(), g["dsn_rel"].to_list(), g["payload_bytes"].to_list())
-        out.append(g.with_columns(in_order_s=pl.Series(ready, dtype=pl.Float64)))
-    if not out:
+    if d.height == 0:
         return pl.DataFrame(schema={"frame": pl.UInt32, "stream": pl.UInt32, "conn_id": pl.Int32, "direction": pl.Utf8,
                                     "arrival_s": pl.Float64, "dsn_rel": pl.Int64, "ofo_delay_ms": pl.Float64})
-    return pl.concat(out).select(
+    # Connections one after another (in order of their first packet), each in arrival
+    # order; the loop runs over slices of three lists, not over polars groups (10,000
+    # short connections took seconds of polars calls).
+    d = d.with_row_index("_r").with_columns(_g=pl.col("_r").min().over(CONN)).sort("_g", "_r")
+    bounds = d.select(pl.col("_g").rle_id()).to_series().rle().struct.field("len").cum_sum().to_list()
+    times, starts, lengths = d["time_s"].to_list(), d["dsn_rel"].to_list(), d["payload_bytes"].to_list()
+    in_order_times = _native_in_order_times()
+    ready: list[float | None] = []
+    lo = 0
+    for hi in bounds:
+        ready += in_order_times(times[lo:hi], starts[lo:hi], lengths[lo:hi])
+        lo = hi
+    return d.with_columns(in_order_s=pl.Series(ready, dtype=pl.Float64)).select(
         "frame", "stream", "conn_id", "direction", pl.col("time_s").alias("arrival_s"), "dsn_rel",
         ((pl.col("in_order_s") - pl.col("time_s")) * 1000.0).alias("ofo_delay_ms"),
     )

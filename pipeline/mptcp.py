@@ -62,6 +62,34 @@ def relative_dsn(raw: pl.Series, is64: pl.Series, ref: int) -> pl.Series:
     return rel64.scatter(m64.not_().arg_true(), rel32)
 
 
+def relative_dsn_by(frame: pl.DataFrame, raw: str, is64: str, ref: str, by: str) -> pl.Series:
+    """``relative_dsn`` of every row of ``frame`` (in packet order), each group of ``by``
+    (a connection) on its own with the reference in column ``ref``: one pass over all
+    connections, where a loop over 10,000 short ones took half a minute."""
+    t = frame.select(_g=pl.col(by), _raw=pl.col(raw).cast(pl.UInt64), _m64=pl.col(is64).cast(pl.Boolean),
+                     _ref=pl.col(ref).cast(pl.UInt64)).with_row_index("_i")
+    # polars' unsigned arithmetic wraps: modulo 2^64, read back as signed
+    t = t.with_columns(_rel64=(pl.col("_raw") - pl.col("_ref")).reinterpret(signed=True))
+    if t["_m64"].all():
+        return t["_rel64"].alias(raw)
+    d = pl.col("_low").diff().over("_g").fill_null(0)
+    s32 = (
+        t.filter(~pl.col("_m64"))
+        .with_columns(_low=(pl.col("_raw").cast(pl.Int64) - (pl.col("_ref") & _LOW32).cast(pl.Int64)) & _LOW32)
+        .with_columns(_rel32=pl.col("_low") + ((d < -(1 << 31)).cast(pl.Int64)
+                                               - (d > (1 << 31)).cast(pl.Int64)).cum_sum().over("_g") * _TWO32)
+    )
+    # Each connection's first 32-bit mapping goes in the window nearest its 64-bit ones.
+    anchors = t.filter(pl.col("_m64")).group_by("_g").agg(_anchor=pl.col("_rel64").first())
+    s32 = s32.join(anchors, on="_g", how="left", maintain_order="left").with_columns(
+        _rel32=pl.when(pl.col("_anchor").is_not_null())
+        .then(pl.col("_rel32") + ((pl.col("_anchor") - pl.col("_rel32").first().over("_g")) + (1 << 31))
+              // _TWO32 * _TWO32)
+        .otherwise(pl.col("_rel32")))
+    out = t.join(s32.select("_i", "_rel32"), on="_i", how="left", maintain_order="left")
+    return out.select(pl.coalesce("_rel32", "_rel64").alias(raw)).to_series()
+
+
 def absolute_dsn(rel: pl.Series, ref: pl.Series | int) -> pl.Series:
     """Relative DSNs back to absolute 64-bit ones (modulo 2^64)."""
     ref = ref.cast(pl.UInt64) if isinstance(ref, pl.Series) else pl.Series([ref], dtype=pl.UInt64)

@@ -580,3 +580,55 @@ def test_mapping_after_the_subflow_sequence_wraps(tmp_path):
     dsns = t["ofo_samples"].sort("arrival_s")["dsn"].to_list()
     want = [(d + k) % 2**64 for k in (1, 2001, 1_500_000_001, 3_000_000_001, wrap + 1001, wrap + 2449)]
     assert dsns == want
+
+
+# --- many connections in one pass: equal to one connection at a time ----------------
+
+_MAPPING = st.tuples(st.integers(0, 3), st.booleans(),  # connection, a 64-bit DSN (else 32-bit)
+                     st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1))  # the DSN's value, a near step
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_MAPPING, max_size=40), st.lists(st.integers(0, 2**64 - 1), min_size=4, max_size=4))
+def test_relative_dsns_of_many_connections_equal_one_at_a_time(rows, refs):
+    """64- and 32-bit DSNs of several connections interleaved, wrapping and jumping:
+    ``relative_dsn_by`` equals ``relative_dsn`` called on each connection's rows alone."""
+    raws = []
+    for conn, is64, value, step in rows:  # a 32-bit value near the last one of its connection, or anywhere
+        last = next((r for c, _, r in reversed(raws) if c == conn), value)
+        raws.append((conn, is64, value if is64 else (last + step) % 2**32 if step % 3 else value % 2**32))
+    f = pl.DataFrame({"conn": [c for c, _, _ in raws], "raw": [r for _, _, r in raws],
+                      "is64": [int(b) for _, b, _ in raws], "ref": [refs[c] for c, _, _ in raws]},
+                     schema={"conn": pl.Int32, "raw": pl.UInt64, "is64": pl.UInt8, "ref": pl.UInt64})
+    got = mptcp.relative_dsn_by(f, "raw", "is64", "ref", "conn").to_list()
+    want = [None] * f.height
+    for (conn,), g in f.with_row_index("i").group_by(["conn"]):
+        for i, v in zip(g["i"], mptcp.relative_dsn(g["raw"], g["is64"], refs[conn])):
+            want[i] = v
+    assert got == want
+
+
+_DATA = st.tuples(st.integers(0, 2), st.integers(0, 2), st.booleans(),  # connection, stream, direction
+                  st.integers(-5, 60), st.integers(1, 12))  # DSN, payload
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_DATA, max_size=50))
+def test_reinjections_and_ofo_delays_of_many_connections_equal_one_at_a_time(rows):
+    """The reinjection marks, computed for all connections in one pass, equal their
+    definition; the out-of-order delays equal what each connection's rows give alone."""
+    from pipeline import metrics, seqgraph
+    d = pl.DataFrame(
+        [{"frame": i, "stream": 3 * c + s, "conn_id": c, "direction": "down" if down else "up", "time_s": 0.1 * i,
+          "dsn_rel": dsn, "payload_bytes": n, "down": down} for i, (c, s, down, dsn, n) in enumerate(rows)],
+        schema={"frame": pl.UInt32, "stream": pl.UInt32, "conn_id": pl.Int32, "direction": pl.Utf8,
+                "time_s": pl.Float64, "dsn_rel": pl.Int64, "payload_bytes": pl.UInt32, "down": pl.Boolean})
+    # a reinjection by definition: some byte carried earlier by another subflow of its connection, that way
+    assert seqgraph._reinjections(d).to_list() == [
+        any(c2 == c and d2 == down and s2 != s and x2 < x + n and x < x2 + n2
+            for c2, s2, d2, x2, n2 in rows[:i])
+        for i, (c, s, down, x, n) in enumerate(rows)]
+    whole_ofo = metrics.ofo_delays(d).sort("frame")
+    for (c, direction), g in d.group_by(["conn_id", "direction"]):
+        ofo = metrics.ofo_delays(g).sort("frame")
+        assert whole_ofo.filter(pl.col("conn_id") == c, pl.col("direction") == direction).equals(ofo)
