@@ -117,10 +117,35 @@ def _reinjections(d: pl.DataFrame) -> pl.Series:
 
 def _cross_overlapping(m: pl.DataFrame) -> pl.DataFrame:
     """``conn_id, direction`` of the groups where a DSN range of one subflow overlaps one
-    of another subflow, in any order. Each subflow's ranges are first merged into
-    disjoint ones; then, sorted by start, a range starts below the running maximum end
-    of the ranges before it exactly when one of another subflow overlaps it (those of
-    its own subflow end at or before its start)."""
+    of another subflow, in any order.
+
+    Sorted by start, a range overlaps an earlier-starting one when it starts below the
+    running maximum end before it. When that maximum is higher than its own subflow's,
+    another subflow's range reaches past its start: an overlap. When the two are equal
+    the overlap may be within its own subflow only, and the few groups with such rows
+    are settled by ``_merged_cross_overlapping``. Groups with no range starting below
+    that maximum (the usual case) have no overlap at all."""
+    g = ["conn_id", "direction"]
+    lowest = -(1 << 62)
+    r = (
+        m.select(*g, "stream", start=pl.col("dsn_rel"), end=pl.col("dsn_rel") + pl.col("payload_bytes").cast(pl.Int64))
+        .sort(*g, "start")
+        .with_columns(before=pl.col("end").cum_max().shift(1).over(g),
+                      own=pl.col("end").cum_max().shift(1).over(*g, "stream").fill_null(lowest))
+        .filter(pl.col("start") < pl.col("before"))
+    )
+    sure = r.filter(pl.col("before") > pl.col("own")).select(g).unique()
+    unsure = r.select(g).unique().join(sure, on=g, how="anti")
+    if unsure.height:
+        sure = pl.concat([sure, _merged_cross_overlapping(m.join(unsure, on=g, how="semi"))])
+    return sure
+
+
+def _merged_cross_overlapping(m: pl.DataFrame) -> pl.DataFrame:
+    """``_cross_overlapping`` by first merging each subflow's ranges into disjoint ones:
+    sorted by start, a range then starts below the running maximum end of the ranges
+    before it exactly when one of another subflow overlaps it (those of its own subflow
+    end at or before its start)."""
     g = ["conn_id", "direction"]
     own = [*g, "stream"]
     r = m.select(*own, start=pl.col("dsn_rel"), end=pl.col("dsn_rel") + pl.col("payload_bytes").cast(pl.Int64))
