@@ -62,14 +62,14 @@ def main() -> int:
                     help="payload bytes per data segment (up to 65,000: a few 100k packets then carry "
                          "over 4 GB per subflow, past the 32-bit sequence numbers' wrap)")
     a = ap.parse_args()
-    if not 1 <= a.connections <= 20_000 or a.packets < 8 * a.connections:
-        ap.error("--connections must be between 1 and 20000, with at least 8 packets each")
+    if not 1 <= a.connections <= 2_000_000 or a.packets < 8 * a.connections:
+        ap.error("--connections must be between 1 and 2,000,000, with at least 8 packets each")
     if not 1 <= a.mss <= 65_000:
         ap.error("--mss must be between 1 and 65000")
     a.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = a.out.with_suffix(".part")
     srv = "10.100.0.1"
-    base_paths = [("10.1.0.2", 20001), ("10.2.0.2", 20002)]
+    base_paths = [("10.1.0.2", 20001), ("10.2.0.2", 20002)]  # wifi, lte
     base_keys = (0x0123456789ABCDEF, 0x0FEDCBA987654321)
     t0 = 1_700_000_000.0
     n = 0
@@ -89,7 +89,9 @@ def main() -> int:
         for conn in range(a.connections):
             quota = a.packets * (conn + 1) // a.connections  # packets written once this connection ends
             # one connection after another, each on its own client ports and keys
-            paths = [(addr, port + 2 * conn) for addr, port in base_paths]
+            # 20,000 connections per pair of client addresses (ports 20001-60000)
+            paths = [(f"10.{i + 1}.{conn // 20_000 % 250}.{2 + conn // 5_000_000}", port + 2 * (conn % 20_000))
+                     for i, (_, port) in enumerate(base_paths)]
             key_c, key_s = base_keys[0] + conn, base_keys[1] + conn
             # Handshakes (v1): MP_CAPABLE on wifi, MP_JOIN on lte.
             (c, cp) = paths[0]

@@ -105,11 +105,22 @@ def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
         "stream", "down", "direction", "time_s", "frame", end=pl.lit(1, pl.Int64))
     segs = (pl.concat([data.filter(~pl.col("retx")).select("stream", "down", "direction", "time_s", "frame", "end"),
                        syn])
-            .select("stream", down.alias("down"), "direction", "time_s", "frame", "end")
-            .sort("frame").unique(["stream", "down", "end"], keep="first").sort("end"))
+            .select("stream", down.alias("down"), "direction", "time_s", "frame", "end"))
+    acks = p.filter(pl.col("rel_ack").is_not_null()).select(
+        "stream", (~down).alias("down"), ack_s="time_s", ack_frame="frame", ack="rel_ack")
+    got = _ack_rtt_pairs_native(segs, acks)
+    if got is None:
+        got = _ack_rtt_pairs(segs, acks)
+    return got.select("stream", "direction", "ack_frame", rtt_ms=(pl.col("ack_s") - pl.col("time_s")) * 1000.0)
+
+
+def _ack_rtt_pairs(segs: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame:
+    """``ack_rtt_samples``' definition in polars: each ACK that moves its subflow's
+    cumulative ACK (``acks``), with the segment it times (``segs``: the first sent of
+    each end), in frame order."""
+    segs = segs.sort("frame").unique(["stream", "down", "end"], keep="first").sort("end")
     reached = (
-        p.filter(pl.col("rel_ack").is_not_null()).sort("frame")
-        .select("stream", (~down).alias("down"), ack_s="time_s", ack_frame="frame", ack="rel_ack")
+        acks.sort("ack_frame")
         .with_columns(cum_ack=pl.col("ack").cum_max().over(KEY))
         .with_columns(prev=pl.col("cum_ack").shift(1).over(KEY))
         .filter(pl.col("prev").is_null() | (pl.col("cum_ack") > pl.col("prev")))
@@ -118,8 +129,27 @@ def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     m = reached.join_asof(segs, left_on="cum_ack", right_on="end", by=KEY, strategy="backward",
                           check_sortedness=False)
     m = m.filter(pl.col("frame").is_not_null(), pl.col("frame") < pl.col("ack_frame"))
-    return m.select("stream", "direction", "ack_frame",
-                    rtt_ms=(pl.col("ack_s") - pl.col("time_s")) * 1000.0).sort("ack_frame")
+    return m.select("stream", "direction", "ack_frame", "ack_s", "time_s").sort("ack_frame")
+
+
+def _ack_rtt_pairs_native(segs: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame | None:
+    """``_ack_rtt_pairs`` by the native crate's loop (pipeline/pcapdecode/src/ackrtt.rs),
+    or None where it does not apply: no native build, or a null in a column it reads.
+    tests/test_metrics_synthetic.py holds the two equal."""
+    try:
+        from pcapdecode import ack_rtt_samples
+    except ImportError:
+        return None
+    s = segs.select(pl.col("stream").cast(pl.UInt32), "down", pl.col("frame").cast(pl.UInt32),
+                    pl.col("end").cast(pl.Int64))
+    a = acks.select(pl.col("stream").cast(pl.UInt32), "down", pl.col("ack_frame").cast(pl.UInt32).alias("frame"),
+                    pl.col("ack").cast(pl.Int64))
+    if sum(s.null_count().row(0)) or sum(a.null_count().row(0)):
+        return None
+    found = pl.DataFrame(ack_rtt_samples(s, a))
+    return pl.concat([acks.select("ack_frame", "ack_s")[found["ack_row"]],
+                      segs.select("stream", "direction", "time_s")[found["seg_row"]]],
+                     how="horizontal").select("stream", "direction", "ack_frame", "ack_s", "time_s")
 
 
 def _rtt_pairs(d: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame:

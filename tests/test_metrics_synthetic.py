@@ -415,6 +415,57 @@ def test_native_rtt_pairs_leave_null_keys_to_polars():
     assert metrics.rtt_samples(p, d)["frame"].to_list() == polars_rows["frame"].to_list()
 
 
+# --- the per-ACK RTT's loop: native and polars copies -------------------------------
+
+_ACKED = st.tuples(st.integers(0, 2), st.booleans(), st.booleans(),  # stream, down, an ACK (else a segment)
+                   st.integers(0, 3), st.integers(-3, 40), st.integers(0, 6))  # frame gap, end/ACK value, lateness
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ACKED, max_size=60), st.booleans())
+def test_native_ack_rtt_pairs_equal_the_polars_ones(events, shuffled):
+    """Several subflows both ways, segments with the same end, ACKs that go backwards or
+    repeat, segments handed over in any order and some "sent" after the ACKs around
+    them: the native loop (used when built) and the polars definition give the same
+    rows, in the same order."""
+    pytest.importorskip("pcapdecode")
+    from pipeline import metrics
+    segs, acks, frame = [], [], 0
+    for stream, down, is_ack, gap, value, late in events:
+        frame += 1 + gap
+        if is_ack:
+            acks.append(dict(stream=stream, down=down, ack_s=frame * 0.01, ack_frame=frame, ack=value))
+        else:
+            f = frame + (7 if late == 6 else 0)
+            segs.append(dict(stream=stream, down=down, direction="down" if down else "up", time_s=f * 0.01 - late * 1e-3,
+                             frame=f, end=value))
+    s = pl.DataFrame(segs, schema={"stream": pl.UInt32, "down": pl.Boolean, "direction": pl.Utf8, "time_s": pl.Float64,
+                                   "frame": pl.UInt32, "end": pl.Int64})
+    s = s.unique("frame", keep="first", maintain_order=True)  # one segment per packet, as a trace has
+    a = pl.DataFrame(acks, schema={"stream": pl.UInt32, "down": pl.Boolean, "ack_s": pl.Float64,
+                                   "ack_frame": pl.UInt32, "ack": pl.Int64})
+    if shuffled:
+        s, a = s.reverse(), a.reverse()
+    native = metrics._ack_rtt_pairs_native(s, a)
+    assert native is not None
+    assert native.equals(metrics._ack_rtt_pairs(s, a))
+
+
+@pytest.mark.parametrize("pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_native_ack_rtt_pairs_equal_the_polars_ones_on_the_samples(pcap):
+    """Real captures, both directions' data: the same per-ACK samples."""
+    pytest.importorskip("pcapdecode")
+    from pipeline import metrics
+    p = flows.build_trace(extract.read_packets(pcap, "native", compact=flows.compact).packets).packets
+    data = metrics.retransmissions(p)
+    native = metrics.ack_rtt_samples(p, data)
+    assert native.height > 100
+    from unittest import mock
+    with mock.patch.object(metrics, "_ack_rtt_pairs_native", return_value=None):
+        assert native.equals(metrics.ack_rtt_samples(p, data))
+
+
 # --- a capture whose order is not its time order (tcpdump -i any) ------------------
 
 def _upload_both_ends(shuffle: bool, path: Path, vantage: str) -> Path:

@@ -5,8 +5,10 @@
 //! Python sees one class, `PacketReader`, which exports its batches through the Arrow
 //! C stream interface (`__arrow_c_stream__`), so polars takes them without a copy.
 //! It also holds two metrics' per-packet loops for `pipeline/metrics.py`:
-//! `in_order_times` (`ofo.rs`) and `rtt_samples` (`rtt.rs`, Arrow in and out).
+//! `in_order_times` (`ofo.rs`), `rtt_samples` (`rtt.rs`) and `ack_rtt_samples`
+//! (`ackrtt.rs`), the last two Arrow in and out.
 
+pub mod ackrtt;
 pub mod capture;
 pub mod decoder;
 pub mod mptcp;
@@ -362,12 +364,36 @@ mod python {
         Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
     }
 
+    /// ack_rtt_samples(segs, acks) -> Arrow C stream of (ack_row u32, seg_row u32), in the
+    /// ACKs' frame order (see `ackrtt.rs`). `segs`: stream u32, down bool, frame u32, end
+    /// i64; `acks`: stream u32, down bool (of the data acknowledged), frame u32, ack i64;
+    /// no nulls. The rows index the two inputs.
+    #[pyfunction]
+    fn ack_rtt_samples(py: Python<'_>, segs: Bound<'_, PyAny>, acks: Bound<'_, PyAny>) -> PyResult<BatchStream> {
+        let (s, a) = (import_batches(&segs)?, import_batches(&acks)?);
+        let (s_stream, s_down, s_frame) = (values::<UInt32Type>(&s, "stream")?, flags(&s, "down")?, values::<UInt32Type>(&s, "frame")?);
+        let end = values::<Int64Type>(&s, "end")?;
+        let (a_stream, a_down, a_frame) = (values::<UInt32Type>(&a, "stream")?, flags(&a, "down")?, values::<UInt32Type>(&a, "frame")?);
+        let ack = values::<Int64Type>(&a, "ack")?;
+        let (ack_rows, seg_rows) = py.detach(|| {
+            crate::ackrtt::ack_rtt_samples(
+                &crate::ackrtt::Segments { stream: &s_stream, down: &s_down, frame: &s_frame, end: &end },
+                &crate::ackrtt::Acks { stream: &a_stream, down: &a_down, frame: &a_frame, ack: &ack },
+            )
+        });
+        let schema = Arc::new(Schema::new(vec![Field::new("ack_row", DataType::UInt32, false), Field::new("seg_row", DataType::UInt32, false)]));
+        let columns: Vec<ArrayRef> = vec![Arc::new(UInt32Array::from(ack_rows)), Arc::new(UInt32Array::from(seg_rows))];
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
+    }
+
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(in_order_times, m)?)?;
         m.add_class::<PacketReader>()?;
         m.add_class::<BatchStream>()?;
         m.add_function(wrap_pyfunction!(rtt_samples, m)?)?;
+        m.add_function(wrap_pyfunction!(ack_rtt_samples, m)?)?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
         Ok(())
     }
