@@ -28,6 +28,12 @@ def idsn(key: int, version: int) -> int:
     return struct.unpack("!Q", d[-8:])[0]
 
 
+def token_and_idsn(key: int, version: int) -> tuple[int, int]:
+    """``token`` and ``idsn`` of one key from one digest."""
+    d = _digest(key, version)
+    return struct.unpack("!I", d[:4])[0], struct.unpack("!Q", d[-8:])[0]
+
+
 def unwrap32(values: pl.Series) -> pl.Series:
     """Unwrap a sequence of 32-bit sequence numbers (in packet order) into Int64.
 
