@@ -468,9 +468,16 @@ def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]
         notes += more
     dsn = pl.concat(parts)
     if dsn.height:
-        # one column joined, not the table: frames are unique and p stays in frame order
-        p = p.with_columns(p.select("frame").join(dsn, on="frame", how="left", maintain_order="left")["dsn_rel"])
+        p = p.with_columns(_at_frames(p, dsn, "dsn_rel"))
     return p, notes
+
+
+def _at_frames(p: pl.DataFrame, got: pl.DataFrame, name: str) -> pl.Series:
+    """Column ``name`` of ``got`` (``frame`` and ``name``) placed at its frames' rows of
+    ``p``, null elsewhere. ``p`` is in frame order and its frames are unique: each row is
+    found by binary search, not by joining a long trace's every frame."""
+    out = pl.repeat(None, p.height, dtype=got.schema[name], eager=True).alias(name)
+    return out.scatter(p["frame"].search_sorted(got["frame"]), got[name])
 
 
 def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple[pl.DataFrame, list[str]]:
@@ -523,7 +530,10 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
                                 "_ref", "conn_id")
     parts = [mpc_maps, maps.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
                                    rel.alias("map_dsn"))]
-    maps = pl.concat(parts).unique(["stream", "map_ssn", "map_dsn"]).sort("map_ssn")
+    # A segment sent again re-sends its mapping (a copy, or a shorter one when the
+    # segment was cut anew): of the mappings starting at one SSN the as-of join takes the
+    # last, so the longest (the rest are its prefixes), whichever came first.
+    maps = pl.concat(parts).sort("map_ssn", "mp_map_len", "map_dsn")
     del parts
     d = data.select("frame", "stream", "rel_seq").sort("rel_seq")
     del data
@@ -562,8 +572,7 @@ def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
             parts.append(a.select("frame", dack_rel=mptcp.relative_dsn_by(a, "mp_dack_raw", "mp_dack64", "_ref",
                                                                           "conn_id")))
     if parts:
-        got = pl.concat(parts)
-        p = p.with_columns(p.select("frame").join(got, on="frame", how="left", maintain_order="left")["dack_rel"])
+        p = p.with_columns(_at_frames(p, pl.concat(parts), "dack_rel"))
     return p
 
 

@@ -683,3 +683,19 @@ def test_reinjections_and_ofo_delays_of_many_connections_equal_one_at_a_time(row
     for (c, direction), g in d.group_by(["conn_id", "direction"]):
         ofo = metrics.ofo_delays(g).sort("frame")
         assert whole_ofo.filter(pl.col("conn_id") == c, pl.col("direction") == direction).equals(ofo)
+
+
+@pytest.mark.parametrize("long_first", [True, False])
+def test_a_mapping_sent_again_longer_covers_what_it_maps(tmp_path, long_first):
+    """The same mapping start (DSN 1, SSN 1) sent twice, 1000 and 3000 bytes long (a
+    segment cut anew when re-sent): the two segments after it get their DSNs from the
+    longer one, whichever came first."""
+    a = mp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
+    d = server_idsn()
+    lengths = (3000, 1000) if long_first else (1000, 3000)
+    a.data(0.04, 1, 1000, [opt_dss(dsn=d + 1, ssn=1, length=lengths[0])])
+    a.data(0.05, 1, 1000, [opt_dss(dsn=d + 1, ssn=1, length=lengths[1])])
+    a.data(0.06, 1001, 1000)
+    a.data(0.07, 2001, 1000)
+    t = analyze(write(tmp_path / "client.pcap", a))
+    assert t["ofo_samples"].sort("arrival_s")["dsn"].to_list() == [(d + k) % 2**64 for k in (1, 1, 1001, 2001)]
