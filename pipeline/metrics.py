@@ -24,7 +24,7 @@ KEY = ["stream", "down"]  # the same, by the ``down`` flag
 CONN = ["conn_id", "direction"]
 
 
-def _data(p: pl.DataFrame) -> pl.DataFrame:
+def _data(p: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
     return p.filter(pl.col("payload_bytes") > 0)
 
 
@@ -229,7 +229,8 @@ def download_time(p: pl.DataFrame, subflows: pl.DataFrame) -> pl.DataFrame:
         pl.col("t_syn").filter(pl.col("is_primary")).min().alias("syn_s"),
         pl.col("t_first").min().alias("first_s"),
     )
-    last = _data(p).group_by(CONN).agg(pl.col("time_s").max().alias("last_data_s"))
+    last = (_data(p.lazy().select(*CONN, "time_s", "payload_bytes")).group_by(CONN)
+            .agg(pl.col("time_s").max().alias("last_data_s")).collect())
     return first_syn.join(last, on="conn_id", how="left").with_columns(
         start_s=pl.coalesce("syn_s", "first_s"),
         download_time_s=pl.col("last_data_s") - pl.col("syn_s"),
@@ -268,10 +269,12 @@ def traffic_share(p: pl.DataFrame) -> pl.DataFrame:
     payload bytes, per direction.
     """
     return (
-        _data(p)
+        # only the columns summed: the data rows of a long trace are not copied whole
+        _data(p.lazy().select("stream", "conn_id", "direction", "payload_bytes"))
         .group_by("stream", "conn_id", "direction")
         .agg(pl.col("payload_bytes").cast(pl.Int64).sum().alias("payload_bytes"))
         .with_columns(traffic_share=pl.col("payload_bytes") / pl.col("payload_bytes").sum().over(CONN))
+        .collect()
     )
 
 

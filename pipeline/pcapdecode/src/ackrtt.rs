@@ -65,6 +65,9 @@ pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
         order.sort_by_key(|&i| acks.frame[i as usize]);
     }
     let mut cum: Vec<Option<i64>> = vec![None; slots];
+    // per subflow, how many of its ends are at or below its cumulative ACK: that only
+    // grows, so the search steps forward from the last answer instead of bisecting
+    let mut covered = vec![0usize; slots];
     let (mut ack_rows, mut seg_rows) = (Vec::new(), Vec::new());
     for i in order.into_iter().map(|i| i as usize) {
         let k = key(acks.stream[i], acks.down[i]) as usize;
@@ -74,7 +77,15 @@ pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
         }
         cum[k] = Some(a);
         let e = &ends[k];
-        let j = e.partition_point(|x| x.0 <= a);
+        let mut j = covered[k];
+        while j < e.len() && e[j].0 <= a {
+            if j - covered[k] == 8 {
+                j += e[j..].partition_point(|x| x.0 <= a); // a long way: bisect the rest
+                break;
+            }
+            j += 1;
+        }
+        covered[k] = j;
         if j > 0 && e[j - 1].1 < acks.frame[i] {
             ack_rows.push(i as u32);
             seg_rows.push(e[j - 1].2);
