@@ -4,7 +4,7 @@
 //! version (its window functions and as-of join took ~5 s of a 5M-packet trace, and
 //! seconds on 200,000 short subflows); the tests hold this one equal to it.
 
-use std::collections::HashMap;
+use crate::rtt::{dense_streams, key, slots};
 
 /// First transmissions (and SYNs) of the sending directions: where each ends (one past
 /// its last byte). Any order.
@@ -24,9 +24,6 @@ pub struct Acks<'a> {
     pub ack: &'a [i64],
 }
 
-fn key(stream: u32, down: bool) -> u64 {
-    (stream as u64) << 1 | down as u64
-}
 
 /// The samples as (row of `acks`, row of `segs`), in the ACKs' frame order.
 ///
@@ -36,21 +33,11 @@ fn key(stream: u32, down: bool) -> u64 {
 /// segment with the highest end at or below that value, if that segment was sent
 /// before it (by frame).
 pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
-    // Per-subflow state in vectors indexed by `key` (a decoder numbers streams from 0,
-    // so the index stays below twice the packet count), as in `rtt.rs`: a hash lookup
-    // per ACK was most of this function's time.
-    let most = segs.stream.iter().chain(acks.stream).max().map_or(0, |&s| s as usize);
-    if most > segs.frame.len() + acks.frame.len() {
-        let mut ids: HashMap<u32, u32> = HashMap::new();
-        let mut dense = |s: &u32| {
-            let next = ids.len() as u32;
-            *ids.entry(*s).or_insert(next)
-        };
-        let seg_streams: Vec<u32> = segs.stream.iter().map(&mut dense).collect();
-        let ack_streams: Vec<u32> = acks.stream.iter().map(&mut dense).collect();
+    // Per-subflow state in vectors indexed by `key`, as in `rtt.rs`.
+    if let Some((seg_streams, ack_streams)) = dense_streams(segs.stream, acks.stream, segs.frame.len() + acks.frame.len()) {
         return ack_rtt_samples(&Segments { stream: &seg_streams, ..*segs }, &Acks { stream: &ack_streams, ..*acks });
     }
-    let slots = 2 * most + 2;
+    let slots = slots(segs.stream, acks.stream);
     // Per subflow and direction: (end, frame, row), sorted, one per end.
     let mut ends: Vec<Vec<(i64, u32, u32)>> = vec![Vec::new(); slots];
     for i in 0..segs.frame.len() {

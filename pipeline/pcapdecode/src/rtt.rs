@@ -26,9 +26,33 @@ pub struct Acks<'a> {
     pub ack: &'a [i64],
 }
 
-/// One subflow's data in one direction.
-fn key(stream: u32, down: bool) -> u64 {
+/// One subflow's data in one direction: an index into per-subflow vectors (a decoder
+/// numbers streams from 0, so it stays below twice the packet count).
+pub(crate) fn key(stream: u32, down: bool) -> u64 {
     (stream as u64) << 1 | down as u64
+}
+
+/// The two stream columns numbered densely from 0 (in order of appearance), when their
+/// numbers run beyond `packets` (not a decoder's numbering): per-subflow vectors indexed
+/// by `key` would otherwise be as long as the largest number. None: keep them.
+pub(crate) fn dense_streams(a: &[u32], b: &[u32], packets: usize) -> Option<(Vec<u32>, Vec<u32>)> {
+    let most = a.iter().chain(b).max().map_or(0, |&s| s as usize);
+    if most <= packets {
+        return None;
+    }
+    let mut ids = std::collections::HashMap::new();
+    let mut dense = |s: &u32| {
+        let next = ids.len() as u32;
+        *ids.entry(*s).or_insert(next)
+    };
+    let a: Vec<u32> = a.iter().map(&mut dense).collect();
+    let b: Vec<u32> = b.iter().map(&mut dense).collect();
+    Some((a, b))
+}
+
+/// How many per-subflow slots the streams of `a` and `b` need.
+pub(crate) fn slots(a: &[u32], b: &[u32]) -> usize {
+    2 * a.iter().chain(b).max().map_or(0, |&s| s as usize) + 2
 }
 
 /// A cumulative ACK value and when it was first reached (earliest time and frame of
@@ -47,22 +71,12 @@ struct Reached {
 /// covering all of it, when that value was reached after the packet (by frame).
 pub fn rtt_samples(sent: &Sent, acks: &Acks) -> (Vec<u32>, Vec<f64>) {
     let n = sent.frame.len();
-    // Per-subflow state in vectors indexed by `key` (streams are numbered from 0 in
-    // the order they appear, so the index stays below twice the packet count): a hash
-    // lookup per packet was most of this function's time.
-    let most = sent.stream.iter().chain(acks.stream).max().map_or(0, |&s| s as usize);
-    if most > n + acks.frame.len() {
-        // not a decoder's numbering: number the streams densely first
-        let mut ids = std::collections::HashMap::new();
-        let mut dense = |s: &u32| {
-            let next = ids.len() as u32;
-            *ids.entry(*s).or_insert(next)
-        };
-        let sent_streams: Vec<u32> = sent.stream.iter().map(&mut dense).collect();
-        let ack_streams: Vec<u32> = acks.stream.iter().map(&mut dense).collect();
+    // Per-subflow state in vectors indexed by `key`: a hash lookup per packet was most of
+    // this function's time.
+    if let Some((sent_streams, ack_streams)) = dense_streams(sent.stream, acks.stream, n + acks.frame.len()) {
         return rtt_samples(&Sent { stream: &sent_streams, ..*sent }, &Acks { stream: &ack_streams, ..*acks });
     }
-    let slots = 2 * most + 2;
+    let slots = slots(sent.stream, acks.stream);
     // Retransmitted byte ranges, merged per subflow and direction into disjoint,
     // sorted intervals (touching ranges merge).
     let mut retx: Vec<Vec<(i64, i64)>> = vec![Vec::new(); slots];
