@@ -29,14 +29,18 @@ def _data(p: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
 
 
 def retransmissions(p: pl.DataFrame) -> pl.DataFrame:
-    """Data packets (both directions) with a ``retx`` flag.
+    """Data packets (both directions) with a ``retx`` flag (and ``end``), without the
+    ACK columns.
 
     A data packet is a retransmission when it starts below the highest sequence
     number the same subflow had already sent in that direction (as tcptrace counts
     them). MPTCP reinjections travel with new subflow sequence numbers, so a
     reinjection on another subflow is not a retransmission of that subflow.
     """
-    d = _data(p).sort("frame").with_columns(end=pl.col("rel_seq") + pl.col("payload_bytes").cast(pl.Int64))
+    # the ACK columns stay behind: no metric reads them from the data packets, and a long
+    # trace's data rows are copied here
+    d = _data(p.drop("rel_ack", "dack_rel", strict=False)).sort("frame").with_columns(
+        end=pl.col("rel_seq") + pl.col("payload_bytes").cast(pl.Int64))
     return d.with_columns(
         retx=pl.col("rel_seq") < pl.col("end").cum_max().shift(1).over(SUB).fill_null(pl.col("rel_seq").min().over(SUB))
     )

@@ -156,9 +156,12 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     share = metrics.traffic_share(p)
     # impossible timestamps: the time-based metrics' tables, empty
     timed_p, timed_data = (p.clear(), data.clear()) if tr.time_unusable else (p, data)
-    rtt = metrics.rtt_samples(timed_p, timed_data.filter(pl.col("direction").is_in(sending))) if sending else None
-    ack_rtt = (metrics.ack_rtt_samples(timed_p, timed_data.filter(pl.col("direction").is_in(sending)))
-               if sending else None)
+    # the sender's data rows, copied once with the columns the two RTTs read
+    sent = timed_data.lazy().filter(pl.col("direction").is_in(sending)).select(
+        "frame", "stream", "direction", "down", "time_s", "rel_seq", "end", "retx").collect() if sending else None
+    rtt = metrics.rtt_samples(timed_p, sent) if sending else None
+    ack_rtt = metrics.ack_rtt_samples(timed_p, sent) if sending else None
+    del sent
     ofo = metrics.ofo_delays(timed_p.filter(pl.col("direction").is_in(receiving))) if receiving else None
     del timed_p, timed_data
     dl = metrics.download_time(p, sf)
