@@ -30,7 +30,6 @@ from bisect import bisect_right
 
 import polars as pl
 
-SUB = ["stream", "direction"]
 
 
 def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
@@ -46,30 +45,34 @@ def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     d = d.with_columns(reinjection=_reinjections(d))
     # (stream or connection, direction) as one integer: a lookup per ACK, not a join of
     # every ACK row with a few keys (1.5 s of a 5M-packet trace)
-    up = (pl.col("direction") == "up").cast(pl.Int64)
-    sub_key = pl.col("stream").cast(pl.Int64) * 2 + up
-    conn_key = pl.col("conn_id").cast(pl.Int64) * 2 + up
+    def keys(up: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+        up = up.cast(pl.Int64)
+        return pl.col("stream").cast(pl.Int64) * 2 + up, pl.col("conn_id").cast(pl.Int64) * 2 + up
+
+    sub_key, conn_key = keys(pl.col("direction") == "up")
     carried = d.select(sub_key.unique()).to_series().implode()
     conns = d.select(conn_key.unique().drop_nulls()).to_series().implode()  # a null connection matches none
-    flip = pl.when(pl.col("direction") == "down").then(pl.lit("up")).otherwise(pl.lit("down"))
+    # An ACK travelling down acknowledges the up direction's data, and vice versa (a null
+    # ``down`` is "up", as ``direction`` says): kept as a flag, spelt out only for the rows kept.
+    ack_sub, ack_conn = keys(pl.col("_up"))
     acks = (
-        # an ACK travelling up acknowledges the down direction's data, and vice versa
         p.lazy().filter(pl.col("rel_ack").is_not_null() | pl.col("dack_rel").is_not_null())
         .sort("frame")
-        .select("frame", "stream", "conn_id", "time_s", "rel_ack", "dack_rel", flip.alias("direction"))
+        .select("frame", "stream", "conn_id", "time_s", "rel_ack", "dack_rel", _up=pl.col("down").fill_null(False))
         # the subflow's ACK counts on the subflows that carried data that way; the DATA_ACK
         # (connection level) on any subflow of a connection whose data went that way
-        .with_columns(sub=sub_key.is_in(carried).fill_null(False), conn=conn_key.is_in(conns).fill_null(False))
+        .with_columns(sub=ack_sub.is_in(carried).fill_null(False), conn=ack_conn.is_in(conns).fill_null(False))
         .filter(pl.col("sub") | pl.col("conn"))
         .with_columns(
-            before=pl.col("rel_ack").cum_max().forward_fill().shift(1).over(SUB),
-            dbefore=pl.col("dack_rel").cum_max().forward_fill().shift(1).over("conn_id", "direction"))
-        .select("frame", "stream", "conn_id", "direction", "time_s",
+            before=pl.col("rel_ack").cum_max().forward_fill().shift(1).over("stream", "_up"),
+            dbefore=pl.col("dack_rel").cum_max().forward_fill().shift(1).over("conn_id", "_up"))
+        .select("frame", "stream", "conn_id",
+                pl.when(pl.col("_up")).then(pl.lit("up")).otherwise(pl.lit("down")).alias("direction"), "time_s",
                 pl.when(pl.col("sub") & (pl.col("before").is_null()
-                                                          | (pl.col("rel_ack") > pl.col("before"))))
+                                         | (pl.col("rel_ack") > pl.col("before"))))
                 .then(pl.col("rel_ack")).alias("ack_rel"),
                 pl.when(pl.col("conn") & (pl.col("dbefore").is_null()
-                                                           | (pl.col("dack_rel") > pl.col("dbefore"))))
+                                          | (pl.col("dack_rel") > pl.col("dbefore"))))
                 .then(pl.col("dack_rel")).alias("data_ack_rel"))
         .filter(pl.col("ack_rel").is_not_null() | pl.col("data_ack_rel").is_not_null())
         .collect()
