@@ -209,13 +209,16 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
           for c in ("addr", "port")],
     )
     # The handshake's third packet: the SYN sender's first ACK after the SYN/ACK.
+    # (each sender's first such ACK, then the SYN sender's: a lookup per packet and a join
+    # of a few rows, not a join of every packet with the subflows)
+    answered = g.filter(pl.col("t_synack").is_not_null())
     t3 = (
-        p.select("stream", "src", "sport", "syn", "ackf", "time_s")
-        .join(g.select("stream", "syn_src", "syn_sport", "t_synack"), on="stream")
-        .filter(pl.col("src") == pl.col("syn_src"), pl.col("sport") == pl.col("syn_sport"), ~pl.col("syn"),
-                pl.col("ackf"), pl.col("time_s") >= pl.col("t_synack"))
-        .group_by("stream")
-        .agg(pl.col("time_s").min().alias("t_ack3"))
+        p.lazy().filter(~pl.col("syn"), pl.col("ackf"))
+        .filter(pl.col("time_s") >= pl.col("stream").replace_strict(answered["stream"], answered["t_synack"],
+                                                                     default=None, return_dtype=pl.Float64))
+        .group_by("stream", "src", "sport").agg(pl.col("time_s").min().alias("t_ack3")).collect()
+        .join(g.select("stream", src="syn_src", sport="syn_sport"), on=["stream", "src", "sport"])
+        .select("stream", "t_ack3")
     )
     g = g.join(t3, on="stream", how="left")
     # Keys from the MP_CAPABLE exchange: each side's key is the sendkey of its own
@@ -396,7 +399,7 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, p
     first packet seen in that direction is taken to start at 1.
 
     ``p`` in frame order. The per-stream values come by lookup and the per-direction
-    bases by a join of two columns: the packet columns are never copied.
+    bases by a lookup on one integer key: the packet columns are never copied.
     """
     if not p["frame"].is_sorted():
         p = p.sort("frame")
@@ -421,9 +424,12 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, p
     )
     # The ack numbers of one direction count the other direction's bytes.
     bases = bases.join(bases.select("stream", down=~pl.col("down"), ack_base="base"), on=["stream", "down"], how="left")
-    b = p.select("stream", "down").join(bases, on=["stream", "down"], how="left", maintain_order="left")
-    p = p.with_columns(b["base"], b["ack_base"])
-    del b
+    # one integer per (stream, direction): a lookup per packet, not a join
+    key = pl.col("stream").cast(pl.Int64) * 2 + pl.col("down").cast(pl.Int64)
+    bk = bases.select(k=key, b="base", a="ack_base")
+    p = p.with_columns(base=key.replace_strict(bk["k"], bk["b"], default=None, return_dtype=pl.Int64),
+                       ack_base=key.replace_strict(bk["k"], bk["a"], default=None, return_dtype=pl.Int64))
+    del bk
     seq_bases = bases.group_by("stream").agg(
         seq_base_server=pl.col("base").filter(pl.col("down")).first(),
         seq_base_client=pl.col("base").filter(~pl.col("down")).first())
