@@ -60,7 +60,17 @@ def loss_rate(data: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(loss_rate=pl.col("retransmitted_packets") / pl.col("data_packets"))
 
 
-def rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
+def acks_of(p: pl.DataFrame) -> pl.DataFrame:
+    """The packets carrying an ACK, each with the direction of the data it acknowledges
+    (an ACK travelling up acknowledges the down direction's data, and vice versa; a null
+    ``down`` is "up", as ``direction`` says): ``stream, down, time_s, frame, ack``. What
+    both RTTs read; ``tables`` makes it once for the two."""
+    down = pl.col("down").fill_null(False)
+    return p.filter(pl.col("rel_ack").is_not_null()).select("stream", (~down).alias("down"), "time_s", "frame",
+                                                            pl.col("rel_ack").alias("ack"))
+
+
+def rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | None = None) -> pl.DataFrame:
     """One RTT sample per server data packet that is not a retransmission.
 
     Chen §3.3: "RTT is measured as the difference between the time when a packet is
@@ -78,9 +88,7 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     # long trace's every packet.
     down = pl.col("down").fill_null(False)  # as ``direction``: a null is "up"
     d = data.select("frame", "stream", "direction", down.alias("down"), "time_s", "rel_seq", "end", "retx")
-    # An ACK travelling up acknowledges the down direction's data, and vice versa.
-    acks = p.filter(pl.col("rel_ack").is_not_null()).select("stream", (~down).alias("down"), "time_s", "frame",
-                                                            pl.col("rel_ack").alias("ack"))
+    acks = acks_of(p) if acks is None else acks
     s = _rtt_pairs_native(d, acks)
     if s is None:
         s = _rtt_pairs(d, acks)
@@ -90,7 +98,7 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     ).sort("frame")
 
 
-def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
+def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | None = None) -> pl.DataFrame:
     """For the directions of ``data`` (the sender's): one RTT sample per ACK that moves its subflow's cumulative ACK forward, timing the
     last segment it covers (the original transmission ending highest at or below it):
     ``stream, direction, ack_frame, rtt_ms``.
@@ -110,8 +118,7 @@ def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     segs = (pl.concat([data.filter(~pl.col("retx")).select("stream", "down", "direction", "time_s", "frame", "end"),
                        syn])
             .select("stream", down.alias("down"), "direction", "time_s", "frame", "end"))
-    acks = p.filter(pl.col("rel_ack").is_not_null()).select(
-        "stream", (~down).alias("down"), ack_s="time_s", ack_frame="frame", ack="rel_ack")
+    acks = (acks_of(p) if acks is None else acks).select("stream", "down", "ack", ack_s="time_s", ack_frame="frame")
     got = _ack_rtt_pairs_native(segs, acks)
     if got is None:
         got = _ack_rtt_pairs(segs, acks)

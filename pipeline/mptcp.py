@@ -34,44 +34,19 @@ def token_and_idsn(key: int, version: int) -> tuple[int, int]:
     return struct.unpack("!I", d[:4])[0], struct.unpack("!Q", d[-8:])[0]
 
 
-def unwrap32(values: pl.Series) -> pl.Series:
-    """Unwrap a sequence of 32-bit sequence numbers (in packet order) into Int64.
-
-    A step of more than 2^31 backwards is a wrap forwards and vice versa, as in TCP.
-    """
-    v = values.cast(pl.Int64)
-    d = v.diff().fill_null(0)
-    steps = ((d < -(1 << 31)).cast(pl.Int64) - (d > (1 << 31)).cast(pl.Int64)).cum_sum()
-    return v + steps * _TWO32
-
-
-def relative_dsn(raw: pl.Series, is64: pl.Series, ref: int) -> pl.Series:
-    """DSNs relative to ``ref`` (the sender's IDSN), as Int64, first data byte = 1.
-
-    ``raw`` holds the DSS field as captured (64- or 32-bit per ``is64``), in packet
-    order. 64-bit values are exact modulo 2^64; 32-bit ones are placed relative to
-    the IDSN and unwrapped in packet order, which is exact while the connection
-    moves less than 2 GiB between two consecutive 32-bit mappings.
-    """
-    raw = raw.cast(pl.UInt64)
-    m64 = is64.cast(pl.Boolean)
-    # polars' unsigned arithmetic wraps: modulo 2^64, read back as signed
-    rel64 = (raw - pl.Series([ref], dtype=pl.UInt64)).reinterpret(signed=True)
-    if m64.all():
-        return rel64
-    low = (raw.filter(~m64).cast(pl.Int64) - (ref & _LOW32)) & _LOW32
-    rel32 = unwrap32(low)
-    if m64.any():
-        # Put the first 32-bit mapping in the window nearest the 64-bit ones.
-        anchor = rel64.filter(m64)[0]
-        rel32 = rel32 + ((anchor - rel32[0]) + (1 << 31)) // _TWO32 * _TWO32
-    return rel64.scatter(m64.not_().arg_true(), rel32)
-
-
 def relative_dsn_by(frame: pl.DataFrame, raw: str, is64: str, ref: str, by: str) -> pl.Series:
-    """``relative_dsn`` of every row of ``frame`` (in packet order), each group of ``by``
-    (a connection) on its own with the reference in column ``ref``: one pass over all
-    connections, where a loop over 10,000 short ones took half a minute."""
+    """DSNs relative to each connection's reference (the sender's IDSN), as Int64, first
+    data byte = 1: column ``raw`` of every row of ``frame`` (in packet order), each group
+    of ``by`` (a connection) on its own, with its reference in column ``ref``.
+
+    ``raw`` holds the DSS field as captured (64- or 32-bit per column ``is64``). 64-bit
+    values are exact modulo 2^64; 32-bit ones are placed relative to the reference and
+    unwrapped in packet order (a step of more than 2^31 backwards is a wrap forwards and
+    vice versa, as in TCP), which is exact while the connection moves less than 2 GiB
+    between two consecutive 32-bit mappings; a connection's first 32-bit mapping goes in
+    the 2^32 window nearest its first 64-bit one. One pass over all connections: a loop
+    over 10,000 short ones took half a minute (tests/test_metrics_synthetic.py holds it
+    to that loop's definition)."""
     t = frame.select(_g=pl.col(by), _raw=pl.col(raw).cast(pl.UInt64), _m64=pl.col(is64).cast(pl.Boolean),
                      _ref=pl.col(ref).cast(pl.UInt64)).with_row_index("_i")
     # polars' unsigned arithmetic wraps: modulo 2^64, read back as signed

@@ -31,7 +31,6 @@ from bisect import bisect_right
 import polars as pl
 
 
-
 def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
     """``seq_packets`` rows (without run_id/trace) of one annotated trace.
 

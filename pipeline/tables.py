@@ -57,11 +57,12 @@ def analyze_trace(
     decoded: Callable[[], None] | None = None,
     paired: bool = False,
 ) -> tuple[Tables, list[dict]]:
-    """All tables one trace contributes, and its problems (``paired``: the other end's
-    trace is analysed too, so this one's side of the one-way delay matching is kept) (never raises on bad input;
+    """All tables one trace contributes, and its problems (never raises on bad input;
     ``extract.DecoderUnavailable`` when ``decoder`` cannot run here). ``decoded`` is
     called once the capture is read and checked (the CLI then starts preparing its
-    database: until then the decoder and the checks have both cores)."""
+    database: until then the decoder and the checks have both cores). ``paired``: the
+    other end's trace is analysed too, so this one's side of the one-way delay matching
+    is kept."""
     source = str(pcap)
     problems: list[dict] = []
     try:
@@ -159,9 +160,10 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     # the sender's data rows, copied once with the columns the two RTTs read
     sent = timed_data.lazy().filter(pl.col("direction").is_in(sending)).select(
         "frame", "stream", "direction", "down", "time_s", "rel_seq", "end", "retx").collect() if sending else None
-    rtt = metrics.rtt_samples(timed_p, sent) if sending else None
-    ack_rtt = metrics.ack_rtt_samples(timed_p, sent) if sending else None
-    del sent
+    acks = metrics.acks_of(timed_p) if sending else None  # both RTTs read it: made once
+    rtt = metrics.rtt_samples(timed_p, sent, acks) if sending else None
+    ack_rtt = metrics.ack_rtt_samples(timed_p, sent, acks) if sending else None
+    del sent, acks
     ofo = metrics.ofo_delays(timed_p.filter(pl.col("direction").is_in(receiving))) if receiving else None
     del timed_p, timed_data
     dl = metrics.download_time(p, sf)

@@ -24,7 +24,6 @@ pub struct Acks<'a> {
     pub ack: &'a [i64],
 }
 
-
 /// The samples as (row of `acks`, row of `segs`), in the ACKs' frame order.
 ///
 /// Per subflow and direction, of the segments with one end only the first sent (by
