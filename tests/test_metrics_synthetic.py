@@ -466,6 +466,47 @@ def test_native_ack_rtt_pairs_equal_the_polars_ones_on_the_samples(pcap):
         assert native.equals(metrics.ack_rtt_samples(p, data))
 
 
+# --- the sequence numbering's pass: native and polars copies ------------------------
+
+_NUMBERED = st.tuples(st.sampled_from([0, 1, 5, 2**31 + 7]), st.booleans(), st.integers(0, 2**32 - 1),
+                      st.integers(0, 2**32 - 1), st.booleans())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_NUMBERED, min_size=1, max_size=60),
+       st.lists(st.one_of(st.none(), st.integers(0, 2**32 - 1)), min_size=8, max_size=8), st.booleans())
+def test_native_sequence_numbering_equals_the_polars_one(packets, isns, near):
+    """Any numbers (wrapping, going back, stream numbers beyond the packet count), ISNs
+    captured or not: the native pass (used when built) gives the polars definition's
+    relative, unwrapped numbers and bases."""
+    pytest.importorskip("pcapdecode")
+    if near:  # steps of less than 2^31 mostly: the unwrapping's usual case
+        packets = [(s, d, (q * 7919) % 2**20 * 4096, (a * 104729) % 2**20 * 4096, f) for s, d, q, a, f in packets]
+    p = pl.DataFrame(packets, schema={"stream": pl.UInt32, "down": pl.Boolean, "seq": pl.UInt32, "ack": pl.UInt32,
+                                      "ackf": pl.Boolean}, orient="row")
+    i = pl.DataFrame({"stream": [0, 1, 5, 2**31 + 7], "isn_server": isns[:4], "isn_client": isns[4:]},
+                     schema={"stream": pl.UInt32, "isn_server": pl.UInt32, "isn_client": pl.UInt32})
+    native = flows._relative_numbers_native(p, i)
+    assert native is not None
+    want = flows._relative_numbers(p, i)
+    assert native[0].equals(want[0])
+    assert native[1].sort("stream", "down").equals(want[1].sort("stream", "down"))
+
+
+@pytest.mark.parametrize("pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_native_sequence_numbering_equals_the_polars_one_on_the_samples(pcap):
+    """Real captures: the same trace (packets, subflows with their bases) either way."""
+    pytest.importorskip("pcapdecode")
+    from unittest import mock
+    p = extract.read_packets(pcap, "native", compact=flows.compact).packets
+    native = flows.build_trace(p)
+    with mock.patch.object(flows, "_relative_numbers_native", return_value=None):
+        want = flows.build_trace(p)
+    assert native.packets.height > 100 and native.packets.equals(want.packets)
+    assert native.subflows.equals(want.subflows) and native.notes == want.notes
+
+
 # --- a capture whose order is not its time order (tcpdump -i any) ------------------
 
 def _upload_both_ends(shuffle: bool, path: Path, vantage: str) -> Path:

@@ -6,7 +6,8 @@
 //! C stream interface (`__arrow_c_stream__`), so polars takes them without a copy.
 //! It also holds two metrics' per-packet loops for `pipeline/metrics.py`:
 //! `in_order_times` (`ofo.rs`), `rtt_samples` (`rtt.rs`) and `ack_rtt_samples`
-//! (`ackrtt.rs`), the last two Arrow in and out.
+//! (`ackrtt.rs`), the last two Arrow in and out; and `flows.py`'s per-packet
+//! sequence numbering, `relative_numbers` (`seqnum.rs`).
 
 pub mod ackrtt;
 pub mod capture;
@@ -15,6 +16,7 @@ pub mod mptcp;
 pub mod ofo;
 pub mod packet;
 pub mod rtt;
+pub mod seqnum;
 pub mod streams;
 #[cfg(test)]
 mod testgen;
@@ -29,7 +31,8 @@ mod python {
     use arrow_array::cast::AsArray;
     use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
     use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int64Type, UInt32Type};
-    use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, RecordBatchIterator, RecordBatchReader, UInt32Array};
+    use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, RecordBatchIterator, RecordBatchReader, UInt32Array};
+    use arrow_buffer::NullBuffer;
     use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
     use pyo3::create_exception;
     use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyValueError};
@@ -387,6 +390,59 @@ mod python {
         Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
     }
 
+    /// One column of `batches` that may hold nulls.
+    fn optional<T: ArrowPrimitiveType>(batches: &[RecordBatch], name: &str) -> PyResult<Vec<Option<T::Native>>> {
+        let mut out = Vec::new();
+        for b in batches {
+            let col = b.column_by_name(name).ok_or_else(|| PyValueError::new_err(format!("no column {name:?}")))?;
+            let a = col.as_primitive_opt::<T>().ok_or_else(|| {
+                PyValueError::new_err(format!("column {name:?}: {}, not {}", col.data_type(), T::DATA_TYPE))
+            })?;
+            out.extend(a.iter());
+        }
+        Ok(out)
+    }
+
+    /// relative_numbers(packets, isns) -> (Arrow C stream of (rel_seq i64, rel_ack i64
+    /// with nulls), one row per packet; Arrow C stream of (stream u32, down bool, base
+    /// i64), one row per subflow direction that sent a packet) (see `seqnum.rs`).
+    /// `packets`, in frame order: stream u32, down bool, seq u32, ack u32, ackf bool, no
+    /// nulls; `isns`: stream u32, isn_server u32, isn_client u32 (nulls: not captured).
+    #[pyfunction]
+    fn relative_numbers(py: Python<'_>, packets: Bound<'_, PyAny>, isns: Bound<'_, PyAny>) -> PyResult<(BatchStream, BatchStream)> {
+        let (p, i) = (import_batches(&packets)?, import_batches(&isns)?);
+        let (stream, down, seq) = (values::<UInt32Type>(&p, "stream")?, flags(&p, "down")?, values::<UInt32Type>(&p, "seq")?);
+        let (ack, ackf) = (values::<UInt32Type>(&p, "ack")?, flags(&p, "ackf")?);
+        drop(p);
+        let i_stream = values::<UInt32Type>(&i, "stream")?;
+        let (server, client) = (optional::<UInt32Type>(&i, "isn_server")?, optional::<UInt32Type>(&i, "isn_client")?);
+        let got = py.detach(|| {
+            crate::seqnum::relative_numbers(
+                &crate::seqnum::Packets { stream: &stream, down: &down, seq: &seq, ack: &ack, ackf: &ackf },
+                &crate::seqnum::Isns { stream: &i_stream, server: &server, client: &client },
+            )
+        });
+        drop((stream, down, seq, ack, ackf));
+        let err = |e: ArrowError| PyRuntimeError::new_err(e.to_string());
+        let schema = Arc::new(Schema::new(vec![Field::new("rel_seq", DataType::Int64, false), Field::new("rel_ack", DataType::Int64, true)]));
+        let rel_ack = Int64Array::new(got.rel_ack.into(), Some(NullBuffer::from(got.has_ack)));
+        let columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(got.rel_seq)), Arc::new(rel_ack)];
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(err)?;
+        let numbers = BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("stream", DataType::UInt32, false),
+            Field::new("down", DataType::Boolean, false),
+            Field::new("base", DataType::Int64, false),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(UInt32Array::from_iter_values(got.bases.iter().map(|b| b.0))),
+            Arc::new(BooleanArray::from(got.bases.iter().map(|b| b.1).collect::<Vec<_>>())),
+            Arc::new(Int64Array::from_iter_values(got.bases.iter().map(|b| b.2))),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(err)?;
+        Ok((numbers, BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema))))
+    }
+
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(in_order_times, m)?)?;
@@ -394,6 +450,7 @@ mod python {
         m.add_class::<BatchStream>()?;
         m.add_function(wrap_pyfunction!(rtt_samples, m)?)?;
         m.add_function(wrap_pyfunction!(ack_rtt_samples, m)?)?;
+        m.add_function(wrap_pyfunction!(relative_numbers, m)?)?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
         Ok(())
     }
