@@ -507,6 +507,53 @@ def test_native_sequence_numbering_equals_the_polars_one_on_the_samples(pcap):
     assert native.subflows.equals(want.subflows) and native.notes == want.notes
 
 
+# --- the time-sequence rows' pass: native and polars copies -------------------------
+
+_SEQ_PACKET = st.tuples(st.sampled_from([0, 1, 2, 2**31 + 7]), st.sampled_from([0, 1, None]), st.booleans(),
+                        st.sampled_from([0, 0, 100, 1000]), st.integers(0, 30),
+                        st.one_of(st.none(), st.integers(0, 30)), st.one_of(st.none(), st.integers(0, 30)),
+                        st.one_of(st.none(), st.integers(0, 30)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SEQ_PACKET, max_size=60))
+def test_native_seq_packets_equal_the_polars_ones(packets):
+    """Any annotated trace (data and ACKs on several subflows and connections, DSN ranges
+    carried twice, ACKs and DATA_ACKs going back, connections unknown): the native pass
+    (used when built) gives the polars definition's rows, in its order."""
+    pytest.importorskip("pcapdecode")
+    from unittest import mock
+
+    from pipeline import metrics, seqgraph
+    rows = [dict(frame=i + 1, time_s=i * 0.01, stream=s, conn_id=c, down=d, direction="down" if d else "up",
+                 payload_bytes=n, rel_seq=1 + q * 100, dsn_rel=None if dsn is None else 1 + dsn * 100,
+                 rel_ack=None if a is None else 1 + a * 100, dack_rel=None if da is None else 1 + da * 100)
+            for i, (s, c, d, n, q, dsn, a, da) in enumerate(packets)]
+    p = pl.DataFrame(rows, schema={c: t for c, t in flows.TRACE_PACKETS.items()})
+    data = metrics.retransmissions(p)
+    native = seqgraph._seq_packets_native(p, data)
+    assert native is not None
+    with mock.patch.object(seqgraph, "_seq_packets_native", return_value=None):
+        want = seqgraph.seq_packets(p, data)
+    assert native.schema == want.schema and native.equals(want)
+
+
+@pytest.mark.parametrize("pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_native_seq_packets_equal_the_polars_ones_on_the_samples(pcap):
+    """Real captures: the same rows either way."""
+    pytest.importorskip("pcapdecode")
+    from unittest import mock
+
+    from pipeline import metrics, seqgraph
+    p = flows.build_trace(extract.read_packets(pcap, "native", compact=flows.compact).packets).packets
+    data = metrics.retransmissions(p)
+    native = seqgraph._seq_packets_native(p, data)
+    with mock.patch.object(seqgraph, "_seq_packets_native", return_value=None):
+        want = seqgraph.seq_packets(p, data)
+    assert native is not None and native.height > 300 and native.equals(want)
+
+
 # --- a capture whose order is not its time order (tcpdump -i any) ------------------
 
 def _upload_both_ends(shuffle: bool, path: Path, vantage: str) -> Path:

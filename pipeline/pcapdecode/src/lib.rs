@@ -7,7 +7,8 @@
 //! It also holds two metrics' per-packet loops for `pipeline/metrics.py`:
 //! `in_order_times` (`ofo.rs`), `rtt_samples` (`rtt.rs`) and `ack_rtt_samples`
 //! (`ackrtt.rs`), the last two Arrow in and out; and `flows.py`'s per-packet
-//! sequence numbering, `relative_numbers` (`seqnum.rs`).
+//! sequence numbering, `relative_numbers` (`seqnum.rs`), and `seqgraph.py`'s rows,
+//! `seq_rows` (`seqrows.rs`).
 
 pub mod ackrtt;
 pub mod capture;
@@ -17,6 +18,7 @@ pub mod ofo;
 pub mod packet;
 pub mod rtt;
 pub mod seqnum;
+pub mod seqrows;
 pub mod streams;
 #[cfg(test)]
 mod testgen;
@@ -30,7 +32,7 @@ mod python {
 
     use arrow_array::cast::AsArray;
     use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
-    use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int64Type, UInt32Type};
+    use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int32Type, Int64Type, UInt32Type};
     use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, RecordBatchIterator, RecordBatchReader, UInt32Array};
     use arrow_buffer::NullBuffer;
     use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
@@ -443,6 +445,42 @@ mod python {
         Ok((numbers, BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema))))
     }
 
+    /// seq_rows(packets) -> Arrow C stream of the rows of a time-sequence graph (see
+    /// `seqrows.rs`): row u32 (of `packets`), data bool (a data row, else an ACK row),
+    /// ack_rel i64, data_ack_rel i64 (nulls: did not move), reinjection bool. `packets`,
+    /// in frame order: stream u32, conn_id i32, down bool, payload_bytes u32, dsn_rel
+    /// i64, rel_ack i64, dack_rel i64 (nulls only in conn_id and the last three).
+    #[pyfunction]
+    fn seq_rows(py: Python<'_>, packets: Bound<'_, PyAny>) -> PyResult<BatchStream> {
+        let p = import_batches(&packets)?;
+        let (stream, conn, down) = (values::<UInt32Type>(&p, "stream")?, optional::<Int32Type>(&p, "conn_id")?, flags(&p, "down")?);
+        let payload = values::<UInt32Type>(&p, "payload_bytes")?;
+        let (dsn, ack, dack) = (optional::<Int64Type>(&p, "dsn_rel")?, optional::<Int64Type>(&p, "rel_ack")?, optional::<Int64Type>(&p, "dack_rel")?);
+        drop(p);
+        let got = py.detach(|| {
+            crate::seqrows::seq_rows(&crate::seqrows::Packets {
+                stream: &stream, conn: &conn, down: &down, payload: &payload, dsn: &dsn, ack: &ack, dack: &dack,
+            })
+        });
+        drop((stream, conn, down, payload, dsn, ack, dack));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("row", DataType::UInt32, false),
+            Field::new("data", DataType::Boolean, false),
+            Field::new("ack_rel", DataType::Int64, true),
+            Field::new("data_ack_rel", DataType::Int64, true),
+            Field::new("reinjection", DataType::Boolean, false),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(UInt32Array::from(got.row)),
+            Arc::new(BooleanArray::from(got.data)),
+            Arc::new(Int64Array::from(got.ack_rel)),
+            Arc::new(Int64Array::from(got.data_ack_rel)),
+            Arc::new(BooleanArray::from(got.reinjection)),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
+    }
+
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(in_order_times, m)?)?;
@@ -451,6 +489,7 @@ mod python {
         m.add_function(wrap_pyfunction!(rtt_samples, m)?)?;
         m.add_function(wrap_pyfunction!(ack_rtt_samples, m)?)?;
         m.add_function(wrap_pyfunction!(relative_numbers, m)?)?;
+        m.add_function(wrap_pyfunction!(seq_rows, m)?)?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
         Ok(())
     }
