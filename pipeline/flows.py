@@ -471,7 +471,7 @@ def _relative_numbers_native(p: pl.DataFrame, isns: pl.DataFrame) -> tuple[pl.Da
     if sum(cols.null_count().row(0)):
         return None
     numbers, bases = relative_numbers(cols.select(pl.col("stream").cast(pl.UInt32), "down", pl.col("seq").cast(pl.UInt32),
-                                                  pl.col("ack").cast(pl.UInt32), "ackf"),
+                                                  pl.col("ack").cast(pl.UInt32), "ackf").rechunk(),
                                       isns.select(pl.col("stream").cast(pl.UInt32), pl.col("isn_server").cast(pl.UInt32),
                                                   pl.col("isn_client").cast(pl.UInt32)))
     del cols

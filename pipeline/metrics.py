@@ -157,7 +157,8 @@ def _ack_rtt_pairs_native(segs: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFram
                     pl.col("ack").cast(pl.Int64))
     if sum(s.null_count().row(0)) or sum(a.null_count().row(0)):
         return None
-    found = pl.DataFrame(ack_rtt_samples(s, a))
+    # one chunk each: the native loop then reads polars' arrays in place, no copy
+    found = pl.DataFrame(ack_rtt_samples(s.rechunk(), a.rechunk()))
     return pl.concat([acks.select("ack_frame", "ack_s")[found["ack_row"]],
                       segs.select("stream", "direction", "time_s")[found["seg_row"]]],
                      how="horizontal").select("stream", "direction", "ack_frame", "ack_s", "time_s")
@@ -223,7 +224,8 @@ def _rtt_pairs_native(d: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame | Non
                        pl.col("time_s").cast(pl.Float64), pl.col("ack").cast(pl.Int64))
     if sum(sent.null_count().row(0)) or sum(acks.null_count().row(0)):
         return None
-    found = pl.DataFrame(rtt_samples(sent, acks))
+    # one chunk each: the native loop then reads polars' arrays in place, no copy
+    found = pl.DataFrame(rtt_samples(sent.rechunk(), acks.rechunk()))
     return d[found["row"]].with_columns(ack_s=found["ack_s"])
 
 

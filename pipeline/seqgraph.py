@@ -114,7 +114,7 @@ def _seq_packets_native(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame | N
     if (not frames.is_sorted() or (frames.len() > 1 and (frames[1:] == frames[:-1]).any())
             or cols.select(pl.any_horizontal(pl.col("stream", "down", "payload_bytes").is_null().any())).item()):
         return None
-    rows = pl.DataFrame(seq_rows(cols))
+    rows = pl.DataFrame(seq_rows(cols.rechunk()))  # one chunk: read in place, no copy
     del cols
     is_data = rows["data"]
     # the data rows come in frame order, as ``data``'s rows (p's data packets) sorted

@@ -554,6 +554,23 @@ def test_native_seq_packets_equal_the_polars_ones_on_the_samples(pcap):
     assert native is not None and native.height > 300 and native.equals(want)
 
 
+def test_native_passes_read_frames_of_several_chunks_as_of_one():
+    """The native passes read a one-chunk frame in place and copy one of several chunks
+    (nulls included) into one: the same rows either way."""
+    pcapdecode = pytest.importorskip("pcapdecode")
+    cols = pl.DataFrame({"stream": [0, 0, 1, 0, 1, 0], "conn_id": [0, 0, None, 0, None, 0],
+                         "down": [True, False, True, True, False, False], "payload_bytes": [100, 0, 100, 100, 0, 0],
+                         "dsn_rel": [1, None, None, 101, None, None], "rel_ack": [1, 101, None, 1, 101, 201],
+                         "dack_rel": [None, 101, None, None, None, 201]},
+                        schema={"stream": pl.UInt32, "conn_id": pl.Int32, "down": pl.Boolean, "payload_bytes": pl.UInt32,
+                                "dsn_rel": pl.Int64, "rel_ack": pl.Int64, "dack_rel": pl.Int64})
+    chunked = pl.concat([cols[:2], cols[2:3], cols[3:]], rechunk=False)
+    assert chunked.n_chunks() == 3
+    one = pl.DataFrame(pcapdecode.seq_rows(cols))
+    assert one.height == 6 and one["data_ack_rel"].null_count() > 0
+    assert pl.DataFrame(pcapdecode.seq_rows(chunked)).equals(one)
+
+
 # --- a capture whose order is not its time order (tcpdump -i any) ------------------
 
 def _upload_both_ends(shuffle: bool, path: Path, vantage: str) -> Path:

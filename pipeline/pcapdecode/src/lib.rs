@@ -25,6 +25,7 @@ mod testgen;
 
 #[cfg(feature = "python")]
 mod python {
+    use std::borrow::Cow;
     use std::path::PathBuf;
     use std::sync::mpsc::{sync_channel, Receiver};
     use std::sync::{Arc, Mutex};
@@ -33,7 +34,7 @@ mod python {
     use arrow_array::cast::AsArray;
     use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
     use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int32Type, Int64Type, UInt32Type};
-    use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, RecordBatchIterator, RecordBatchReader, UInt32Array};
+    use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray, Float64Array, Int64Array, RecordBatch, RecordBatchIterator, RecordBatchReader, UInt32Array};
     use arrow_buffer::NullBuffer;
     use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
     use pyo3::create_exception;
@@ -321,17 +322,37 @@ mod python {
         reader.collect::<Result<Vec<_>, _>>().map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
-    /// One column of `batches`, in one vector: of type `T`, without nulls.
-    fn values<T: ArrowPrimitiveType>(batches: &[RecordBatch], name: &str) -> PyResult<Vec<T::Native>> {
-        let mut out = Vec::new();
+    /// One column of `batches`, of type `T`, without nulls: borrowed from the caller's
+    /// array when it is one batch (polars exports a rechunked frame so), else copied into
+    /// one vector.
+    fn values<'a, T: ArrowPrimitiveType>(batches: &'a [RecordBatch], name: &str) -> PyResult<Cow<'a, [T::Native]>> {
+        let (values, nulls) = nullable::<T>(batches, name)?;
+        if nulls.is_some() {
+            return Err(PyValueError::new_err(format!("column {name:?}: {} with nulls, not {} without", T::DATA_TYPE, T::DATA_TYPE)));
+        }
+        Ok(values)
+    }
+
+    /// One column of `batches` that may hold nulls: its values (borrowed as `values` does)
+    /// and which are valid (None: all).
+    fn nullable<'a, T: ArrowPrimitiveType>(batches: &'a [RecordBatch], name: &str) -> PyResult<(Cow<'a, [T::Native]>, Option<NullBuffer>)> {
+        let mut arrays = Vec::with_capacity(batches.len());
         for b in batches {
             let col = b.column_by_name(name).ok_or_else(|| PyValueError::new_err(format!("no column {name:?}")))?;
-            let a = col.as_primitive_opt::<T>().filter(|a| a.null_count() == 0).ok_or_else(|| {
-                PyValueError::new_err(format!("column {name:?}: {} with nulls, not {} without", col.data_type(), T::DATA_TYPE))
+            let a = col.as_primitive_opt::<T>().ok_or_else(|| {
+                PyValueError::new_err(format!("column {name:?}: {}, not {}", col.data_type(), T::DATA_TYPE))
             })?;
-            out.extend_from_slice(a.values());
+            arrays.push(a);
         }
-        Ok(out)
+        let nulls = |a: &PrimitiveArray<T>| a.nulls().filter(|n| n.null_count() > 0).cloned();
+        if let [a] = arrays[..] {
+            return Ok((Cow::Borrowed(a.values().as_ref()), nulls(a)));
+        }
+        let values: Vec<T::Native> = arrays.iter().flat_map(|a| a.values().iter().copied()).collect();
+        let valid = arrays.iter().any(|a| nulls(a).is_some()).then(|| {
+            NullBuffer::from(arrays.iter().flat_map(|a| (0..a.len()).map(move |i| a.is_valid(i))).collect::<Vec<bool>>())
+        });
+        Ok((Cow::Owned(values), valid))
     }
 
     fn flags(batches: &[RecordBatch], name: &str) -> PyResult<Vec<bool>> {
@@ -392,19 +413,6 @@ mod python {
         Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
     }
 
-    /// One column of `batches` that may hold nulls.
-    fn optional<T: ArrowPrimitiveType>(batches: &[RecordBatch], name: &str) -> PyResult<Vec<Option<T::Native>>> {
-        let mut out = Vec::new();
-        for b in batches {
-            let col = b.column_by_name(name).ok_or_else(|| PyValueError::new_err(format!("no column {name:?}")))?;
-            let a = col.as_primitive_opt::<T>().ok_or_else(|| {
-                PyValueError::new_err(format!("column {name:?}: {}, not {}", col.data_type(), T::DATA_TYPE))
-            })?;
-            out.extend(a.iter());
-        }
-        Ok(out)
-    }
-
     /// relative_numbers(packets, isns) -> (Arrow C stream of (rel_seq i64, rel_ack i64
     /// with nulls), one row per packet; Arrow C stream of (stream u32, down bool, base
     /// i64), one row per subflow direction that sent a packet) (see `seqnum.rs`).
@@ -415,9 +423,12 @@ mod python {
         let (p, i) = (import_batches(&packets)?, import_batches(&isns)?);
         let (stream, down, seq) = (values::<UInt32Type>(&p, "stream")?, flags(&p, "down")?, values::<UInt32Type>(&p, "seq")?);
         let (ack, ackf) = (values::<UInt32Type>(&p, "ack")?, flags(&p, "ackf")?);
-        drop(p);
         let i_stream = values::<UInt32Type>(&i, "stream")?;
-        let (server, client) = (optional::<UInt32Type>(&i, "isn_server")?, optional::<UInt32Type>(&i, "isn_client")?);
+        let isn = |name: &str| -> PyResult<Vec<Option<u32>>> {
+            let (v, n) = nullable::<UInt32Type>(&i, name)?;
+            Ok(v.iter().enumerate().map(|(j, &x)| n.as_ref().is_none_or(|n| n.is_valid(j)).then_some(x)).collect())
+        };
+        let (server, client) = (isn("isn_server")?, isn("isn_client")?);
         let got = py.detach(|| {
             crate::seqnum::relative_numbers(
                 &crate::seqnum::Packets { stream: &stream, down: &down, seq: &seq, ack: &ack, ackf: &ackf },
@@ -425,6 +436,7 @@ mod python {
             )
         });
         drop((stream, down, seq, ack, ackf));
+        drop(p);
         let err = |e: ArrowError| PyRuntimeError::new_err(e.to_string());
         let schema = Arc::new(Schema::new(vec![Field::new("rel_seq", DataType::Int64, false), Field::new("rel_ack", DataType::Int64, true)]));
         let rel_ack = Int64Array::new(got.rel_ack.into(), Some(NullBuffer::from(got.has_ack)));
@@ -453,16 +465,23 @@ mod python {
     #[pyfunction]
     fn seq_rows(py: Python<'_>, packets: Bound<'_, PyAny>) -> PyResult<BatchStream> {
         let p = import_batches(&packets)?;
-        let (stream, conn, down) = (values::<UInt32Type>(&p, "stream")?, optional::<Int32Type>(&p, "conn_id")?, flags(&p, "down")?);
-        let payload = values::<UInt32Type>(&p, "payload_bytes")?;
-        let (dsn, ack, dack) = (optional::<Int64Type>(&p, "dsn_rel")?, optional::<Int64Type>(&p, "rel_ack")?, optional::<Int64Type>(&p, "dack_rel")?);
-        drop(p);
+        let (stream, down, payload) = (values::<UInt32Type>(&p, "stream")?, flags(&p, "down")?, values::<UInt32Type>(&p, "payload_bytes")?);
+        let conn = nullable::<Int32Type>(&p, "conn_id")?;
+        let (dsn, ack, dack) = (nullable::<Int64Type>(&p, "dsn_rel")?, nullable::<Int64Type>(&p, "rel_ack")?, nullable::<Int64Type>(&p, "dack_rel")?);
+        use crate::seqrows::Nullable;
         let got = py.detach(|| {
             crate::seqrows::seq_rows(&crate::seqrows::Packets {
-                stream: &stream, conn: &conn, down: &down, payload: &payload, dsn: &dsn, ack: &ack, dack: &dack,
+                stream: &stream,
+                conn: Nullable { values: &conn.0, valid: conn.1.as_ref() },
+                down: &down,
+                payload: &payload,
+                dsn: Nullable { values: &dsn.0, valid: dsn.1.as_ref() },
+                ack: Nullable { values: &ack.0, valid: ack.1.as_ref() },
+                dack: Nullable { values: &dack.0, valid: dack.1.as_ref() },
             })
         });
-        drop((stream, conn, down, payload, dsn, ack, dack));
+        drop((stream, down, payload, conn, dsn, ack, dack));
+        drop(p);
         let schema = Arc::new(Schema::new(vec![
             Field::new("row", DataType::UInt32, false),
             Field::new("data", DataType::Boolean, false),
@@ -473,8 +492,8 @@ mod python {
         let columns: Vec<ArrayRef> = vec![
             Arc::new(UInt32Array::from(got.row)),
             Arc::new(BooleanArray::from(got.data)),
-            Arc::new(Int64Array::from(got.ack_rel)),
-            Arc::new(Int64Array::from(got.data_ack_rel)),
+            Arc::new(Int64Array::new(got.ack_rel.into(), Some(NullBuffer::from(got.ack_moved)))),
+            Arc::new(Int64Array::new(got.data_ack_rel.into(), Some(NullBuffer::from(got.data_ack_moved)))),
             Arc::new(BooleanArray::from(got.reinjection)),
         ];
         let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;

@@ -6,18 +6,38 @@
 
 use std::collections::HashMap;
 
+use arrow_buffer::NullBuffer;
+
 use crate::rtt::{dense_streams, key, slots};
+
+/// A column with nulls, as Arrow holds it: the values and a bitmap of the valid ones
+/// (None: all valid), borrowed from the caller's arrays.
+#[derive(Clone, Copy)]
+pub struct Nullable<'a, T> {
+    pub values: &'a [T],
+    pub valid: Option<&'a NullBuffer>,
+}
+
+impl<T: Copy> Nullable<'_, T> {
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<T> {
+        match self.valid {
+            Some(v) if v.is_null(i) => None,
+            _ => Some(self.values[i]),
+        }
+    }
+}
 
 /// An annotated trace's packets, in frame order (`flows.TRACE_PACKETS`).
 pub struct Packets<'a> {
     pub stream: &'a [u32],
-    pub conn: &'a [Option<i32>],
+    pub conn: Nullable<'a, i32>,
     /// sent by the subflow's server (the data's direction is "down")
     pub down: &'a [bool],
     pub payload: &'a [u32],
-    pub dsn: &'a [Option<i64>],
-    pub ack: &'a [Option<i64>],
-    pub dack: &'a [Option<i64>],
+    pub dsn: Nullable<'a, i64>,
+    pub ack: Nullable<'a, i64>,
+    pub dack: Nullable<'a, i64>,
 }
 
 /// One output row: a data row (the packet's data, its own direction) or an ACK row
@@ -25,8 +45,11 @@ pub struct Packets<'a> {
 pub struct Rows {
     pub row: Vec<u32>,
     pub data: Vec<bool>,
-    pub ack_rel: Vec<Option<i64>>,
-    pub data_ack_rel: Vec<Option<i64>>,
+    /// the new cumulative ACK and DATA_ACK (meaningful where the flag beside says it moved)
+    pub ack_rel: Vec<i64>,
+    pub ack_moved: Vec<bool>,
+    pub data_ack_rel: Vec<i64>,
+    pub data_ack_moved: Vec<bool>,
     /// data rows: some of its DSN bytes were carried earlier by another subflow of the
     /// connection, that direction (false on ACK rows)
     pub reinjection: Vec<bool>,
@@ -67,18 +90,17 @@ pub fn seq_rows(p: &Packets) -> Rows {
         return seq_rows(&Packets { stream: &streams, ..*p });
     }
     let slots = slots(p.stream, &[]);
-    // Connections as dense numbers (a lookup per packet, not a hash): as they are when
-    // `flows.assign_connections` numbered them from 0.
-    let dense_conns: Vec<Option<u32>>;
-    let conn: &[Option<u32>] = if p.conn.iter().flatten().all(|&c| c >= 0 && (c as usize) <= n) {
-        dense_conns = p.conn.iter().map(|c| c.map(|c| c as u32)).collect();
-        &dense_conns
+    // Connections as dense numbers (a lookup per packet, not a hash), NONE for none: as
+    // they are when `flows.assign_connections` numbered them from 0.
+    const NONE: u32 = u32::MAX;
+    let conn: Vec<u32> = if (0..n).filter_map(|i| p.conn.get(i)).all(|c| c >= 0 && (c as usize) < n) {
+        (0..n).map(|i| p.conn.get(i).map_or(NONE, |c| c as u32)).collect()
     } else {
         let mut ids: HashMap<i32, u32> = HashMap::new();
-        dense_conns = p.conn.iter().map(|c| c.map(|c| { let next = ids.len() as u32; *ids.entry(c).or_insert(next) })).collect();
-        &dense_conns
+        (0..n).map(|i| p.conn.get(i).map_or(NONE, |c| { let next = ids.len() as u32; *ids.entry(c).or_insert(next) })).collect()
     };
-    let conn_slots = 2 * conn.iter().flatten().max().map_or(0, |&c| c as usize) + 2;
+    let conn_of = |i: usize| (conn[i] != NONE).then_some(conn[i]);
+    let conn_slots = 2 * conn.iter().filter(|&&c| c != NONE).max().map_or(0, |&c| c as usize) + 2;
     let conn_key = |c: u32, up: bool| (c as usize) << 1 | up as usize;
     // Which subflows and connections carried data which way: only they get ACK rows.
     let mut carried = vec![false; slots];
@@ -86,7 +108,7 @@ pub fn seq_rows(p: &Packets) -> Rows {
     for i in (0..n).filter(|&i| p.payload[i] > 0) {
         let up = !p.down[i];
         carried[key(p.stream[i], up) as usize] = true;
-        if let Some(c) = conn[i] {
+        if let Some(c) = conn_of(i) {
             conns[conn_key(c, up)] = true;
         }
     }
@@ -95,36 +117,41 @@ pub fn seq_rows(p: &Packets) -> Rows {
     // per connection direction: the byte ranges each of its subflows carried
     let mut carried_by: Vec<Vec<(u32, Intervals)>> = (0..conn_slots).map(|_| Vec::new()).collect();
     // at most a row per data packet and one per ACK: room made once, not grown
-    let most = (0..n).filter(|&i| p.payload[i] > 0).count() + (0..n).filter(|&i| p.ack[i].is_some() || p.dack[i].is_some()).count();
+    let most = (0..n).filter(|&i| p.payload[i] > 0).count() + (0..n).filter(|&i| p.ack.get(i).is_some() || p.dack.get(i).is_some()).count();
     let mut out = Rows {
         row: Vec::with_capacity(most),
         data: Vec::with_capacity(most),
         ack_rel: Vec::with_capacity(most),
+        ack_moved: Vec::with_capacity(most),
         data_ack_rel: Vec::with_capacity(most),
+        data_ack_moved: Vec::with_capacity(most),
         reinjection: Vec::with_capacity(most),
     };
     let push = |out: &mut Rows, i: usize, data: bool, a: Option<i64>, d: Option<i64>, r: bool| {
         out.row.push(i as u32);
         out.data.push(data);
-        out.ack_rel.push(a);
-        out.data_ack_rel.push(d);
+        out.ack_rel.push(a.unwrap_or(0));
+        out.ack_moved.push(a.is_some());
+        out.data_ack_rel.push(d.unwrap_or(0));
+        out.data_ack_moved.push(d.is_some());
         out.reinjection.push(r);
     };
     for i in 0..n {
         // the ACK row: of the data travelling the other way (an ACK going down acknowledges "up" data)
         let up = p.down[i];
         let mut ack_row = None;
-        if p.ack[i].is_some() || p.dack[i].is_some() {
+        let (ack, dack) = (p.ack.get(i), p.dack.get(i));
+        if ack.is_some() || dack.is_some() {
             let k = key(p.stream[i], up) as usize;
             let moved = carried[k]
-                .then(|| p.ack[i].filter(|&a| ack_max[k].is_none_or(|m| a > m)))
+                .then(|| ack.filter(|&a| ack_max[k].is_none_or(|m| a > m)))
                 .flatten();
-            if let Some(a) = p.ack[i] {
+            if let Some(a) = ack {
                 ack_max[k] = Some(ack_max[k].map_or(a, |m| m.max(a)));
             }
-            let c = conn[i].map(|c| conn_key(c, up)).filter(|&c| conns[c]);
+            let c = conn_of(i).map(|c| conn_key(c, up)).filter(|&c| conns[c]);
             let dmoved = c.and_then(|c| {
-                let d = p.dack[i]?;
+                let d = dack?;
                 let m = dack_max[c];
                 dack_max[c] = Some(m.map_or(d, |m| m.max(d)));
                 m.is_none_or(|m| d > m).then_some(d)
@@ -134,7 +161,7 @@ pub fn seq_rows(p: &Packets) -> Rows {
             }
         }
         let data_row = (p.payload[i] > 0).then(|| {
-            let (Some(c), Some(s)) = (conn[i], p.dsn[i]) else { return false };
+            let (Some(c), Some(s)) = (conn_of(i), p.dsn.get(i)) else { return false };
             let e = s + p.payload[i] as i64;
             let group = &mut carried_by[conn_key(c, !p.down[i])];
             let again = group.iter().any(|(st, iv)| *st != p.stream[i] && iv.overlaps(s, e));
