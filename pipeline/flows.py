@@ -505,16 +505,21 @@ def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]
         notes += more
     dsn = pl.concat(parts)
     if dsn.height:
-        p = p.with_columns(_at_frames(p, dsn, "dsn_rel"))
+        p = p.with_columns(_at_rows(p.height, dsn, "dsn_rel"))
     return p, notes
 
 
-def _at_frames(p: pl.DataFrame, got: pl.DataFrame, name: str) -> pl.Series:
-    """Column ``name`` of ``got`` (``frame`` and ``name``) placed at its frames' rows of
-    ``p``, null elsewhere. ``p`` is in frame order and its frames are unique: each row is
-    found by binary search, not by joining a long trace's every frame."""
-    out = pl.repeat(None, p.height, dtype=got.schema[name], eager=True).alias(name)
-    return out.scatter(p["frame"].search_sorted(got["frame"]), got[name])
+def _at_rows(n: int, got: pl.DataFrame, name: str) -> pl.Series:
+    """Column ``name`` of ``got`` placed at its rows (``_row``) of a frame of ``n`` rows,
+    null elsewhere: the rows come from the packets' positions, carried through the
+    filters, so no frame number is looked up again."""
+    out = pl.repeat(None, n, dtype=got.schema[name], eager=True).alias(name)
+    return out.scatter(got["_row"], got[name])
+
+
+def _row() -> pl.Expr:
+    """Each packet's position in the trace's frame (``_at_rows`` puts values back there)."""
+    return pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row")
 
 
 def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple[pl.DataFrame, list[str]]:
@@ -522,9 +527,9 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
     notes: list[str] = []
     down = direction == "down"
     sender = "server" if down else "client"
-    empty = pl.DataFrame(schema={"frame": pl.UInt32, "dsn_rel": pl.Int64})
+    empty = pl.DataFrame(schema={"_row": pl.UInt32, "dsn_rel": pl.Int64})
     this_way = pl.col("down").fill_null(False) == down  # a null is "up", as in ``direction``
-    data = p.select("frame", "stream", "rel_seq", "down", "payload_bytes").filter(
+    data = p.select(_row(), "stream", "rel_seq", "down", "payload_bytes").filter(
         this_way, pl.col("payload_bytes") > 0, pl.col("stream").is_in(mp["stream"].implode()))
     if data.height == 0:
         return empty, notes
@@ -572,7 +577,7 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
     # last, so the longest (the rest are its prefixes), whichever came first.
     maps = pl.concat(parts).sort("map_ssn", "mp_map_len", "map_dsn")
     del parts
-    d = data.select("frame", "stream", "rel_seq").sort("rel_seq")
+    d = data.select("_row", "stream", "rel_seq").sort("rel_seq")
     del data
     j = d.join_asof(maps, left_on="rel_seq", right_on="map_ssn", by="stream", strategy="backward", check_sortedness=False)
     j = j.with_columns(
@@ -584,7 +589,7 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
     unmapped = j.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height
     if unmapped:
         notes.append(f"{unmapped} {sender} data packets are covered by no captured DSS mapping")
-    return j.select("frame", "dsn_rel"), notes
+    return j.select("_row", "dsn_rel"), notes
 
 
 def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
@@ -601,15 +606,17 @@ def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     for down in (True, False):
         acked = "client" if down else "server"  # whose data the DATA_ACKs on this way acknowledge
         idsn = mp.select("conn_id", _ref=pl.col(f"{acked}_idsn")).unique("conn_id").drop_nulls()
-        a = p.lazy().filter(pl.col("down").fill_null(False) == down, pl.col("mp_dack_raw").is_not_null(),
-                            pl.col("stream").is_in(mp["stream"].implode())).select(
-            "frame", "conn_id", "mp_dack_raw", pl.col("mp_dack64").fill_null(1)).join(
+        # positions taken before the filter (eagerly: no filter is pushed below them)
+        a = p.select(_row(), "down", "stream", "conn_id", "mp_dack_raw", "mp_dack64").lazy().filter(
+            pl.col("down").fill_null(False) == down, pl.col("mp_dack_raw").is_not_null(),
+            pl.col("stream").is_in(mp["stream"].implode())).select(
+            "_row", "conn_id", "mp_dack_raw", pl.col("mp_dack64").fill_null(1)).join(
             idsn.lazy(), on="conn_id", how="inner", maintain_order="left").collect()
         if a.height:
-            parts.append(a.select("frame", dack_rel=mptcp.relative_dsn_by(a, "mp_dack_raw", "mp_dack64", "_ref",
+            parts.append(a.select("_row", dack_rel=mptcp.relative_dsn_by(a, "mp_dack_raw", "mp_dack64", "_ref",
                                                                           "conn_id")))
     if parts:
-        p = p.with_columns(_at_frames(p, pl.concat(parts), "dack_rel"))
+        p = p.with_columns(_at_rows(p.height, pl.concat(parts), "dack_rel"))
     return p
 
 
