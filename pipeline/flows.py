@@ -572,24 +572,50 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
                                 "_ref", "conn_id")
     parts = [mpc_maps, maps.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
                                    rel.alias("map_dsn"))]
-    # A segment sent again re-sends its mapping (a copy, or a shorter one when the
-    # segment was cut anew): of the mappings starting at one SSN the as-of join takes the
-    # last, so the longest (the rest are its prefixes), whichever came first.
-    maps = pl.concat(parts).sort("map_ssn", "mp_map_len", "map_dsn")
+    # of the mappings starting at one SSN, the longest (_dsn_of_mappings)
+    maps = pl.concat(parts)
     del parts
-    d = data.select("_row", "stream", "rel_seq").sort("rel_seq")
+    d = data.select("_row", "stream", "rel_seq")
     del data
-    j = d.join_asof(maps, left_on="rel_seq", right_on="map_ssn", by="stream", strategy="backward", check_sortedness=False)
-    j = j.with_columns(
-        dsn_rel=pl.when(
-            pl.col("map_ssn").is_not_null()
-            & (pl.col("rel_seq") < pl.col("map_ssn") + pl.col("mp_map_len").cast(pl.Int64))
-        ).then(pl.col("map_dsn") + (pl.col("rel_seq") - pl.col("map_ssn")))
-    )
+    got = _dsn_of_mappings_native(d, maps)
+    j = d.with_columns(got) if got is not None else _dsn_of_mappings(d, maps)
     unmapped = j.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height
     if unmapped:
         notes.append(f"{unmapped} {sender} data packets are covered by no captured DSS mapping")
     return j.select("_row", "dsn_rel"), notes
+
+
+def _dsn_of_mappings(d: pl.DataFrame, maps: pl.DataFrame) -> pl.DataFrame:
+    """``d`` (data packets: ``stream, rel_seq``) with ``dsn_rel`` from ``maps`` (``stream,
+    map_ssn, mp_map_len, map_dsn``): the definition, as polars' sorts and as-of join. Of
+    the mappings starting at one SSN the join takes the last, so the longest (a segment
+    sent again re-sends its mapping, or a shorter one when it was cut anew)."""
+    maps = maps.sort("map_ssn", "mp_map_len", "map_dsn")
+    j = d.sort("rel_seq").join_asof(maps, left_on="rel_seq", right_on="map_ssn", by="stream", strategy="backward",
+                                    check_sortedness=False)
+    return j.with_columns(
+        dsn_rel=pl.when(
+            pl.col("map_ssn").is_not_null()
+            & (pl.col("rel_seq") < pl.col("map_ssn") + pl.col("mp_map_len").cast(pl.Int64))
+        ).then(pl.col("map_dsn") + (pl.col("rel_seq") - pl.col("map_ssn")))
+    ).select(*d.columns, "dsn_rel")
+
+
+def _dsn_of_mappings_native(d: pl.DataFrame, maps: pl.DataFrame) -> pl.Series | None:
+    """``_dsn_of_mappings``' ``dsn_rel``, in ``d``'s row order, by the native crate
+    (pipeline/pcapdecode/src/dsnmap.rs: a sort of each subflow's mappings and a binary
+    search per packet), or None where it does not apply: no native build, or a null
+    where it reads none. tests/test_metrics_synthetic.py holds the two equal."""
+    try:
+        from pcapdecode import map_dsn as native_map_dsn
+    except ImportError:
+        return None
+    data = d.select(pl.col("stream").cast(pl.UInt32), pl.col("rel_seq").cast(pl.Int64)).rechunk()
+    m = maps.select(pl.col("stream").cast(pl.UInt32), pl.col("map_ssn").cast(pl.Int64),
+                    pl.col("mp_map_len").cast(pl.Int64), pl.col("map_dsn").cast(pl.Int64)).rechunk()
+    if sum(data.null_count().row(0)) or sum(m.drop("map_dsn").null_count().row(0)):
+        return None
+    return pl.DataFrame(native_map_dsn(data, m)).to_series()
 
 
 def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:

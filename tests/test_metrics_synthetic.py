@@ -571,6 +571,30 @@ def test_native_passes_read_frames_of_several_chunks_as_of_one():
     assert pl.DataFrame(pcapdecode.seq_rows(chunked)).equals(one)
 
 
+# --- the DSN mapping's search: native and polars copies ----------------------------
+
+_MAP = st.tuples(st.sampled_from([0, 1, 2**31 + 7]), st.integers(-2, 40), st.integers(1, 12),
+                 st.one_of(st.none(), st.integers(0, 10**6)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 2, 2**31 + 7]), st.integers(-5, 60)), max_size=40),
+       st.lists(_MAP, max_size=30))
+def test_native_dsn_mapping_equals_the_polars_one(data, maps):
+    """Any mappings (several starting at one SSN with different lengths or DSNs, unknown
+    DSNs, overlapping, none for a subflow) and packets before, inside and past them: the
+    native search (used when built) gives the polars as-of join's DSNs."""
+    pytest.importorskip("pcapdecode")
+    d = pl.DataFrame([(i, s, q * 10) for i, (s, q) in enumerate(data)], orient="row",
+                     schema={"_row": pl.UInt32, "stream": pl.UInt32, "rel_seq": pl.Int64})
+    m = pl.DataFrame([(s, q * 10, n * 10, dsn) for s, q, n, dsn in maps], orient="row",
+                     schema={"stream": pl.UInt32, "map_ssn": pl.Int64, "mp_map_len": pl.UInt16, "map_dsn": pl.Int64})
+    native = flows._dsn_of_mappings_native(d, m)
+    assert native is not None
+    want = flows._dsn_of_mappings(d, m).sort("_row")
+    assert d.with_columns(native).equals(want)
+
+
 # --- a capture whose order is not its time order (tcpdump -i any) ------------------
 
 def _upload_both_ends(shuffle: bool, path: Path, vantage: str) -> Path:

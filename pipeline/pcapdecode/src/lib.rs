@@ -7,12 +7,13 @@
 //! It also holds two metrics' per-packet loops for `pipeline/metrics.py`:
 //! `in_order_times` (`ofo.rs`), `rtt_samples` (`rtt.rs`) and `ack_rtt_samples`
 //! (`ackrtt.rs`), the last two Arrow in and out; and `flows.py`'s per-packet
-//! sequence numbering, `relative_numbers` (`seqnum.rs`), and `seqgraph.py`'s rows,
-//! `seq_rows` (`seqrows.rs`).
+//! sequence numbering, `relative_numbers` (`seqnum.rs`), and DSN mapping, `map_dsn`
+//! (`dsnmap.rs`), and `seqgraph.py`'s rows, `seq_rows` (`seqrows.rs`).
 
 pub mod ackrtt;
 pub mod capture;
 pub mod decoder;
+pub mod dsnmap;
 pub mod mptcp;
 pub mod ofo;
 pub mod packet;
@@ -500,6 +501,28 @@ mod python {
         Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
     }
 
+    /// map_dsn(data, maps) -> Arrow C stream of dsn_rel i64 (nulls: no mapping covers
+    /// the byte), one row per row of `data` (see `dsnmap.rs`). `data`: stream u32, rel_seq
+    /// i64; `maps`: stream u32, map_ssn i64, mp_map_len i64, map_dsn i64 (nulls: unknown);
+    /// no other nulls.
+    #[pyfunction]
+    fn map_dsn(py: Python<'_>, data: Bound<'_, PyAny>, maps: Bound<'_, PyAny>) -> PyResult<BatchStream> {
+        let (d, m) = (import_batches(&data)?, import_batches(&maps)?);
+        let (stream, seq) = (values::<UInt32Type>(&d, "stream")?, values::<Int64Type>(&d, "rel_seq")?);
+        let (m_stream, ssn, len) = (values::<UInt32Type>(&m, "stream")?, values::<Int64Type>(&m, "map_ssn")?, values::<Int64Type>(&m, "mp_map_len")?);
+        let dsn = nullable::<Int64Type>(&m, "map_dsn")?;
+        let (v, ok) = py.detach(|| {
+            crate::dsnmap::map_dsn(
+                &crate::dsnmap::Data { stream: &stream, seq: &seq },
+                &crate::dsnmap::Maps { stream: &m_stream, ssn: &ssn, len: &len, dsn: crate::seqrows::Nullable { values: &dsn.0, valid: dsn.1.as_ref() } },
+            )
+        });
+        let schema = Arc::new(Schema::new(vec![Field::new("dsn_rel", DataType::Int64, true)]));
+        let columns: Vec<ArrayRef> = vec![Arc::new(Int64Array::new(v.into(), Some(NullBuffer::from(ok))))];
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
+    }
+
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(in_order_times, m)?)?;
@@ -509,6 +532,7 @@ mod python {
         m.add_function(wrap_pyfunction!(ack_rtt_samples, m)?)?;
         m.add_function(wrap_pyfunction!(relative_numbers, m)?)?;
         m.add_function(wrap_pyfunction!(seq_rows, m)?)?;
+        m.add_function(wrap_pyfunction!(map_dsn, m)?)?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
         Ok(())
     }
