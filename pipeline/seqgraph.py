@@ -100,7 +100,7 @@ def seq_packets(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame:
 
 def _seq_packets_native(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame | None:
     """``seq_packets``' rows by the native crate's pass (pipeline/pcapdecode/src/seqrows.rs;
-    ~0.3 s against ~2 s on a 5M-packet trace), or None where it does not apply: no native
+    1.1 s against 2.0 s on a 5M-packet trace), or None where it does not apply: no native
     build, packets not in frame order, or a null where the pass reads none.
     tests/test_metrics_synthetic.py holds the two equal."""
     try:

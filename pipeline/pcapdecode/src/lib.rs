@@ -4,11 +4,12 @@
 //!
 //! Python sees one class, `PacketReader`, which exports its batches through the Arrow
 //! C stream interface (`__arrow_c_stream__`), so polars takes them without a copy.
-//! It also holds two metrics' per-packet loops for `pipeline/metrics.py`:
-//! `in_order_times` (`ofo.rs`), `rtt_samples` (`rtt.rs`) and `ack_rtt_samples`
-//! (`ackrtt.rs`), the last two Arrow in and out; and `flows.py`'s per-packet
-//! sequence numbering, `relative_numbers` (`seqnum.rs`), and DSN mapping, `map_dsn`
-//! (`dsnmap.rs`), and `seqgraph.py`'s rows, `seq_rows` (`seqrows.rs`).
+//! It also holds the pipeline's per-packet passes, each the native copy of a polars
+//! definition the tests hold it equal to: for `pipeline/metrics.py`, `in_order_times`
+//! (`ofo.rs`), `rtt_samples` (`rtt.rs`) and `ack_rtt_samples` (`ackrtt.rs`); for
+//! `pipeline/flows.py`, `relative_numbers` (`seqnum.rs`) and `map_dsn` (`dsnmap.rs`); for
+//! `pipeline/seqgraph.py`, `seq_rows` (`seqrows.rs`). All but the first take and return
+//! Arrow, reading a one-chunk frame's arrays in place.
 
 pub mod ackrtt;
 pub mod capture;
