@@ -91,29 +91,53 @@ pub fn relative_numbers(p: &Packets, isns: &Isns) -> Numbered {
             order.push((p.stream[i], p.down[i], k));
         }
     }
-    let mut seq_unwrap = vec![Unwrap::default(); slots];
-    let mut ack_unwrap = vec![Unwrap::default(); slots];
-    let mut rel_seq = Vec::with_capacity(n);
-    let mut rel_ack = Vec::with_capacity(n);
-    let mut has_ack = Vec::with_capacity(n);
-    for i in 0..n {
-        let k = key(p.stream[i], p.down[i]) as usize;
-        let b = base[k].expect("every sender has a base");
-        rel_seq.push(seq_unwrap[k].next((p.seq[i] as i64 - b).rem_euclid(TWO32)));
-        // the ACK counts the other side's bytes: from its base
-        match base[k ^ 1] {
-            Some(a) if p.ackf[i] => {
-                rel_ack.push(ack_unwrap[k].next((p.ack[i] as i64 - a).rem_euclid(TWO32)));
-                has_ack.push(true);
-            }
-            _ => {
-                rel_ack.push(0);
-                has_ack.push(false);
-            }
-        }
-    }
+    let mut numbering = Numbering::new(base.clone());
+    let (rel_seq, rel_ack, has_ack) = numbering.feed(p);
     let bases = order.into_iter().map(|(s, d, k)| (s, d, base[k].unwrap())).collect();
     Numbered { rel_seq, rel_ack, has_ack, bases }
+}
+
+/// The numbering as a state fed with a trace's packets in frame order, one piece after
+/// another (a trace read in chunks): the same numbers as one piece holding them all,
+/// given each side's base (`relative_numbers` finds them in a first pass; a streamed
+/// trace, in its first read).
+pub struct Numbering {
+    /// per subflow direction (`key`): its base, if it sent anything
+    base: Vec<Option<i64>>,
+    seq_unwrap: Vec<Unwrap>,
+    ack_unwrap: Vec<Unwrap>,
+}
+
+impl Numbering {
+    pub fn new(base: Vec<Option<i64>>) -> Self {
+        let n = base.len();
+        Numbering { base, seq_unwrap: vec![Unwrap::default(); n], ack_unwrap: vec![Unwrap::default(); n] }
+    }
+
+    /// The next piece's numbers: (rel_seq, rel_ack, has_ack), as in `Numbered`.
+    pub fn feed(&mut self, p: &Packets) -> (Vec<i64>, Vec<i64>, Vec<bool>) {
+        let n = p.stream.len();
+        let mut rel_seq = Vec::with_capacity(n);
+        let mut rel_ack = Vec::with_capacity(n);
+        let mut has_ack = Vec::with_capacity(n);
+        for i in 0..n {
+            let k = key(p.stream[i], p.down[i]) as usize;
+            let b = self.base[k].expect("every sender has a base");
+            rel_seq.push(self.seq_unwrap[k].next((p.seq[i] as i64 - b).rem_euclid(TWO32)));
+            // the ACK counts the other side's bytes: from its base
+            match self.base.get(k ^ 1).copied().flatten() {
+                Some(a) if p.ackf[i] => {
+                    rel_ack.push(self.ack_unwrap[k].next((p.ack[i] as i64 - a).rem_euclid(TWO32)));
+                    has_ack.push(true);
+                }
+                _ => {
+                    rel_ack.push(0);
+                    has_ack.push(false);
+                }
+            }
+        }
+        (rel_seq, rel_ack, has_ack)
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +178,52 @@ mod tests {
         };
         let seq = unwrap(&raw_seq.iter().map(|&v| Some(v)).collect::<Vec<_>>()).into_iter().map(Option::unwrap).collect();
         (seq, unwrap(&raw_ack))
+    }
+
+    #[test]
+    fn pieces_fed_one_after_another_number_as_one() {
+        let mut state = 0x51afd7ed558ccd1u64;
+        let mut rnd = |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for _ in 0..200 {
+            let n = 1 + rnd(60) as usize;
+            let stream: Vec<u32> = (0..n).map(|_| rnd(3) as u32).collect();
+            let down: Vec<bool> = (0..n).map(|_| rnd(2) == 1).collect();
+            let mut at = [0u32; 6];
+            let seq: Vec<u32> = (0..n).map(|i| {
+                let k = 2 * stream[i] as usize + down[i] as usize;
+                at[k] = at[k].wrapping_add(rnd(1 << 31) as u32);
+                at[k]
+            }).collect();
+            let ack: Vec<u32> = (0..n).map(|_| rnd(1 << 32) as u32).collect();
+            let ackf: Vec<bool> = (0..n).map(|_| rnd(3) != 0).collect();
+            let p = Packets { stream: &stream, down: &down, seq: &seq, ack: &ack, ackf: &ackf };
+            let whole = relative_numbers(&p, &Isns { stream: &[], server: &[], client: &[] });
+            let mut base = vec![None; 6];
+            for &(s, d, b) in &whole.bases {
+                base[key(s, d) as usize] = Some(b);
+            }
+            let mut numbering = Numbering::new(base);
+            let (mut got_seq, mut got_ack, mut got_has) = (vec![], vec![], vec![]);
+            let mut at = 0;
+            while at < n {
+                let to = (at + 1 + rnd(7) as usize).min(n);
+                let piece = Packets { stream: &stream[at..to], down: &down[at..to], seq: &seq[at..to], ack: &ack[at..to], ackf: &ackf[at..to] };
+                let (s, a, h) = numbering.feed(&piece);
+                got_seq.extend(s);
+                got_ack.extend(a);
+                got_has.extend(h);
+                at = to;
+            }
+            assert_eq!(got_seq, whole.rel_seq);
+            assert_eq!(got_has, whole.has_ack);
+            let masked = |v: &[i64], h: &[bool]| v.iter().zip(h).map(|(x, h)| h.then_some(*x)).collect::<Vec<_>>();
+            assert_eq!(masked(&got_ack, &got_has), masked(&whole.rel_ack, &whole.has_ack));
+        }
     }
 
     #[test]
