@@ -41,9 +41,30 @@ def retransmissions(p: pl.DataFrame) -> pl.DataFrame:
     # trace's data rows are copied here
     d = _data(p.drop("rel_ack", "dack_rel", strict=False)).sort("frame").with_columns(
         end=pl.col("rel_seq") + pl.col("payload_bytes").cast(pl.Int64))
+    native = _retransmitted_native(d)
+    if native is not None:
+        return d.with_columns(native)
     return d.with_columns(
         retx=pl.col("rel_seq") < pl.col("end").cum_max().shift(1).over(SUB).fill_null(pl.col("rel_seq").min().over(SUB))
     )
+
+
+def _retransmitted_native(d: pl.DataFrame) -> pl.Series | None:
+    """``retransmissions``' flags by the native crate's pass (pipeline/pcapdecode/src/retx.rs:
+    the highest end so far per subflow direction, not a window over every data packet), or
+    None where it does not apply: no native build, or a null in a column it reads (the
+    polars window's handling of nulls stays the definition). tests/test_metrics_synthetic.py
+    holds the two equal."""
+    try:
+        from pcapdecode import retransmitted
+    except ImportError:
+        return None
+    # keyed as the definition's window (``SUB``): by stream and direction, two values
+    cols = d.select(pl.col("stream").cast(pl.UInt32), down=pl.col("direction") == "down",
+                    rel_seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64))
+    if sum(cols.null_count().row(0)) or not d["direction"].is_in(["down", "up"]).all():
+        return None
+    return pl.DataFrame(retransmitted(cols.rechunk())).to_series()
 
 
 def loss_rate(data: pl.DataFrame) -> pl.DataFrame:

@@ -595,6 +595,26 @@ def test_native_dsn_mapping_equals_the_polars_one(data, maps):
     assert d.with_columns(native).equals(want)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 2**31 + 7]), st.booleans(), st.integers(0, 40),
+                          st.sampled_from([1, 100, 1000])), max_size=60))
+def test_native_retransmission_flags_equal_the_polars_ones(packets):
+    """Data going forward, back and over itself on several subflows both ways: the native
+    pass (used when built) flags the packets the polars window flags."""
+    pytest.importorskip("pcapdecode")
+    from unittest import mock
+
+    from pipeline import metrics
+    p = pl.DataFrame([dict(frame=i + 1, stream=s, direction="down" if d else "up", down=d, rel_seq=1 + 100 * q,
+                           payload_bytes=n) for i, (s, d, q, n) in enumerate(packets)],
+                     schema={"frame": pl.UInt32, "stream": pl.UInt32, "direction": pl.Utf8, "down": pl.Boolean,
+                             "rel_seq": pl.Int64, "payload_bytes": pl.UInt32})
+    native = metrics.retransmissions(p)
+    assert metrics._retransmitted_native(native.drop("retx")) is not None
+    with mock.patch.object(metrics, "_retransmitted_native", return_value=None):
+        assert native.equals(metrics.retransmissions(p))
+
+
 # --- a capture whose order is not its time order (tcpdump -i any) ------------------
 
 def _upload_both_ends(shuffle: bool, path: Path, vantage: str) -> Path:

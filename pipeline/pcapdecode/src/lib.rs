@@ -6,10 +6,10 @@
 //! C stream interface (`__arrow_c_stream__`), so polars takes them without a copy.
 //! It also holds the pipeline's per-packet passes, each the native copy of a polars
 //! definition the tests hold it equal to: for `pipeline/metrics.py`, `in_order_times`
-//! (`ofo.rs`), `rtt_samples` (`rtt.rs`) and `ack_rtt_samples` (`ackrtt.rs`); for
-//! `pipeline/flows.py`, `relative_numbers` (`seqnum.rs`) and `map_dsn` (`dsnmap.rs`); for
-//! `pipeline/seqgraph.py`, `seq_rows` (`seqrows.rs`). All but the first take and return
-//! Arrow, reading a one-chunk frame's arrays in place.
+//! (`ofo.rs`), `rtt_samples` (`rtt.rs`), `ack_rtt_samples` (`ackrtt.rs`) and
+//! `retransmitted` (`retx.rs`); for `pipeline/flows.py`, `relative_numbers` (`seqnum.rs`)
+//! and `map_dsn` (`dsnmap.rs`); for `pipeline/seqgraph.py`, `seq_rows` (`seqrows.rs`). All
+//! but the first take and return Arrow, reading a one-chunk frame's arrays in place.
 
 pub mod ackrtt;
 pub mod capture;
@@ -18,6 +18,7 @@ pub mod dsnmap;
 pub mod mptcp;
 pub mod ofo;
 pub mod packet;
+pub mod retx;
 pub mod rtt;
 pub mod seqnum;
 pub mod seqrows;
@@ -524,6 +525,26 @@ mod python {
         Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
     }
 
+    /// retransmitted(data) -> Arrow C stream of retx bool, one per row of `data` (see
+    /// `retx.rs`). `data`, the data packets in frame order: stream u32, down bool, rel_seq
+    /// i64, end i64, no nulls.
+    #[pyfunction]
+    fn retransmitted(py: Python<'_>, data: Bound<'_, PyAny>) -> PyResult<BatchStream> {
+        let d = import_batches(&data)?;
+        let (stream, down) = (values::<UInt32Type>(&d, "stream")?, flags(&d, "down")?);
+        let (seq, end) = (values::<Int64Type>(&d, "rel_seq")?, values::<Int64Type>(&d, "end")?);
+        let retx = py.detach(|| {
+            // per-subflow state indexed by stream: numbers beyond the packet count renumbered
+            let dense = crate::rtt::dense_streams(&stream, &[], seq.len());
+            let stream = dense.as_ref().map_or(&stream[..], |(d, _)| &d[..]);
+            crate::retx::Retransmissions::default().feed(stream, &down, &seq, &end)
+        });
+        let schema = Arc::new(Schema::new(vec![Field::new("retx", DataType::Boolean, false)]));
+        let columns: Vec<ArrayRef> = vec![Arc::new(BooleanArray::from(retx))];
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
+    }
+
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(in_order_times, m)?)?;
@@ -534,6 +555,7 @@ mod python {
         m.add_function(wrap_pyfunction!(relative_numbers, m)?)?;
         m.add_function(wrap_pyfunction!(seq_rows, m)?)?;
         m.add_function(wrap_pyfunction!(map_dsn, m)?)?;
+        m.add_function(wrap_pyfunction!(retransmitted, m)?)?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
         Ok(())
     }
