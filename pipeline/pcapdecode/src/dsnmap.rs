@@ -3,7 +3,7 @@
 //! mappings and a binary search per packet. `pipeline/flows.py` (`_dsn_of_mappings`)
 //! keeps the polars version as the definition; the tests hold this one equal to it.
 
-use crate::rtt::{dense_streams, slots};
+use crate::rtt::dense_streams;
 use crate::seqrows::Nullable;
 
 /// Data packets of one direction (any order): subflow and sequence number of the first
@@ -32,51 +32,110 @@ pub fn map_dsn(data: &Data, maps: &Maps) -> (Vec<i64>, Vec<bool>) {
     if let Some((ds, ms)) = dense_streams(data.stream, maps.stream, data.seq.len() + maps.ssn.len()) {
         return map_dsn(&Data { stream: &ds, ..*data }, &Maps { stream: &ms, ..*maps });
     }
-    // one slot per stream (`slots` counts two directions per stream: half are unused)
-    let mut by_stream: Vec<Vec<(i64, i64, Option<i64>)>> = vec![Vec::new(); slots(data.stream, maps.stream) / 2];
-    for i in 0..maps.ssn.len() {
-        by_stream[maps.stream[i] as usize].push((maps.ssn[i], maps.len[i], maps.dsn.get(i)));
-    }
-    for m in by_stream.iter_mut().filter(|m| m.len() > 1) {
-        if !m.is_sorted() {
-            m.sort_unstable(); // (ssn, length, DSN), an unknown DSN first, as polars sorts
+    Mappings::new(maps).feed(data)
+}
+
+/// A trace's mappings, each subflow's sorted once, and the data packets' DSNs found
+/// piece by piece (a trace read in chunks; the mappings all known first, since a
+/// mapping may come after the packets it maps). Streams are numbered densely
+/// (`rtt::dense_streams` renumbers others): the state is indexed by them.
+pub struct Mappings {
+    /// per stream: (ssn, length, DSN), sorted
+    by_stream: Vec<Vec<(i64, i64, Option<i64>)>>,
+    /// per stream, the last answer: a subflow's packets mostly take its mappings one
+    /// after another, so the next answer is checked there first (a binary search over
+    /// millions of mappings was most of this search's time)
+    cursor: Vec<usize>,
+}
+
+impl Mappings {
+    pub fn new(maps: &Maps) -> Self {
+        let streams = maps.stream.iter().max().map_or(0, |&s| s as usize + 1);
+        let mut by_stream: Vec<Vec<(i64, i64, Option<i64>)>> = vec![Vec::new(); streams];
+        for i in 0..maps.ssn.len() {
+            by_stream[maps.stream[i] as usize].push((maps.ssn[i], maps.len[i], maps.dsn.get(i)));
         }
-    }
-    let n = data.seq.len();
-    let (mut values, mut valid) = (vec![0i64; n], vec![false; n]);
-    // per subflow, the last answer: a subflow's packets mostly take its mappings one after
-    // another, so the next answer is checked there first (a binary search over millions of
-    // mappings was most of this function's time)
-    let mut cursor = vec![0usize; by_stream.len()];
-    for i in 0..n {
-        let k = data.stream[i] as usize;
-        let (m, s) = (&by_stream[k], data.seq[i]);
-        // j: how many mappings start at or before s
-        let fits = |j: usize| (j == 0 || m[j - 1].0 <= s) && (j == m.len() || m[j].0 > s);
-        let c = cursor[k];
-        let j = if fits(c) {
-            c
-        } else if c < m.len() && fits(c + 1) {
-            c + 1
-        } else {
-            m.partition_point(|x| x.0 <= s)
-        };
-        cursor[k] = j;
-        if j == 0 {
-            continue;
+        for m in by_stream.iter_mut().filter(|m| m.len() > 1) {
+            if !m.is_sorted() {
+                m.sort_unstable(); // (ssn, length, DSN), an unknown DSN first, as polars sorts
+            }
         }
-        let (ssn, len, dsn) = m[j - 1];
-        if let (true, Some(d)) = (s < ssn + len, dsn) {
-            values[i] = d + (s - ssn);
-            valid[i] = true;
-        }
+        let cursor = vec![0; streams];
+        Mappings { by_stream, cursor }
     }
-    (values, valid)
+
+    /// The next piece's DSNs (`values`, meaningful where `valid`).
+    pub fn feed(&mut self, data: &Data) -> (Vec<i64>, Vec<bool>) {
+        let n = data.seq.len();
+        let (mut values, mut valid) = (vec![0i64; n], vec![false; n]);
+        let none = Vec::new();
+        for i in 0..n {
+            let k = data.stream[i] as usize;
+            let (m, s) = (self.by_stream.get(k).unwrap_or(&none), data.seq[i]);
+            // j: how many mappings start at or before s
+            let fits = |j: usize| (j == 0 || m[j - 1].0 <= s) && (j == m.len() || m[j].0 > s);
+            let c = self.cursor.get(k).copied().unwrap_or(0);
+            let j = if fits(c) {
+                c
+            } else if c < m.len() && fits(c + 1) {
+                c + 1
+            } else {
+                m.partition_point(|x| x.0 <= s)
+            };
+            if let Some(cur) = self.cursor.get_mut(k) {
+                *cur = j;
+            }
+            if j == 0 {
+                continue;
+            }
+            let (ssn, len, dsn) = m[j - 1];
+            if let (true, Some(d)) = (s < ssn + len, dsn) {
+                values[i] = d + (s - ssn);
+                valid[i] = true;
+            }
+        }
+        (values, valid)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_looked_up_one_after_another_find_the_dsns_of_one() {
+        let mut state = 0x2545f4914f6cdd1du64;
+        let mut rnd = |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for _ in 0..300 {
+            let (n, k) = (1 + rnd(50) as usize, rnd(30) as usize);
+            let stream: Vec<u32> = (0..n).map(|_| rnd(3) as u32).collect();
+            let seq: Vec<i64> = (0..n).map(|_| 10 * rnd(60) as i64 - 20).collect();
+            let m_stream: Vec<u32> = (0..k).map(|_| rnd(2) as u32).collect();
+            let ssn: Vec<i64> = (0..k).map(|_| 10 * rnd(50) as i64).collect();
+            let len: Vec<i64> = (0..k).map(|_| 10 * (1 + rnd(12) as i64)).collect();
+            let dsn: Vec<i64> = (0..k).map(|_| rnd(1_000_000) as i64).collect();
+            let valid = arrow_buffer::NullBuffer::from((0..k).map(|_| rnd(5) != 0).collect::<Vec<bool>>());
+            let maps = Maps { stream: &m_stream, ssn: &ssn, len: &len, dsn: Nullable { values: &dsn, valid: Some(&valid) } };
+            let want = map_dsn(&Data { stream: &stream, seq: &seq }, &maps);
+            let mut m = Mappings::new(&maps);
+            let (mut v, mut ok) = (vec![], vec![]);
+            let mut at = 0;
+            while at < n {
+                let to = (at + 1 + rnd(6) as usize).min(n);
+                let (a, b) = m.feed(&Data { stream: &stream[at..to], seq: &seq[at..to] });
+                v.extend(a);
+                ok.extend(b);
+                at = to;
+            }
+            assert_eq!(ok, want.1);
+            assert_eq!((0..n).filter(|&i| ok[i]).map(|i| v[i]).collect::<Vec<_>>(), (0..n).filter(|&i| want.1[i]).map(|i| want.0[i]).collect::<Vec<_>>());
+        }
+    }
 
     #[test]
     fn the_longest_mapping_of_a_start_covers_whatever_order_they_came_in() {

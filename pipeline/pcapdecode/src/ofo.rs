@@ -16,25 +16,53 @@ pub fn in_order_times(times: &[f64], starts: &[i64], lengths: &[i64]) -> Vec<Opt
     let n = times.len().min(starts.len()).min(lengths.len());
     let mut ready = vec![None; n];
     let Some(&lowest) = starts[..n].iter().min() else { return ready };
-    let mut frontier = lowest.min(1);
-    let mut waiting: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
-    for i in 0..n {
-        if starts[i] <= frontier {
-            ready[i] = Some(times[i]);
-            frontier = frontier.max(starts[i] + lengths[i]);
-            while let Some(&Reverse((s, j))) = waiting.peek() {
-                if s > frontier {
-                    break;
-                }
-                waiting.pop();
-                ready[j] = Some(times[i]);
-                frontier = frontier.max(starts[j] + lengths[j]);
-            }
-        } else {
-            waiting.push(Reverse((starts[i], i)));
-        }
+    let mut order = InOrder::new(lowest);
+    for (j, t) in order.feed(&times[..n], &starts[..n], &lengths[..n]) {
+        ready[j] = Some(t);
     }
     ready
+}
+
+/// One connection's in-order point as a state fed with its packets in arrival order,
+/// one piece after another (a trace read in chunks): each packet's index (counted from
+/// the connection's first) and the time it became in order, as they become so. A
+/// packet still waiting when the last piece is in never became in order.
+pub struct InOrder {
+    frontier: i64,
+    /// (first byte, index, one past the last byte) of the packets waiting for a hole
+    waiting: BinaryHeap<Reverse<(i64, usize, i64)>>,
+    seen: usize,
+}
+
+impl InOrder {
+    /// `lowest`: the lowest DSN of the connection's data (known before its first piece,
+    /// from a first read): the in-order point starts there, or at byte 1 if lower.
+    pub fn new(lowest: i64) -> Self {
+        InOrder { frontier: lowest.min(1), waiting: BinaryHeap::new(), seen: 0 }
+    }
+
+    pub fn feed(&mut self, times: &[f64], starts: &[i64], lengths: &[i64]) -> Vec<(usize, f64)> {
+        let mut out = Vec::with_capacity(times.len());
+        for i in 0..times.len() {
+            let at = self.seen + i;
+            if starts[i] <= self.frontier {
+                out.push((at, times[i]));
+                self.frontier = self.frontier.max(starts[i] + lengths[i]);
+                while let Some(&Reverse((s, j, e))) = self.waiting.peek() {
+                    if s > self.frontier {
+                        break;
+                    }
+                    self.waiting.pop();
+                    out.push((j, times[i]));
+                    self.frontier = self.frontier.max(e);
+                }
+            } else {
+                self.waiting.push(Reverse((starts[i], at, starts[i] + lengths[i])));
+            }
+        }
+        self.seen += times.len();
+        out
+    }
 }
 
 #[cfg(test)]
@@ -59,6 +87,31 @@ mod tests {
                 need.is_finite().then_some(need)
             })
             .collect()
+    }
+
+    #[test]
+    fn pieces_fed_one_after_another_give_the_times_of_one() {
+        let mut rng = crate::testgen::XorShift(0x51af_d7ed_558c_cd1d);
+        let mut next = |m: u64| rng.below(m);
+        for _ in 0..300 {
+            let n = 1 + next(40) as usize;
+            let times: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let starts: Vec<i64> = (0..n).map(|_| next(60) as i64 - 3).collect();
+            let lengths: Vec<i64> = (0..n).map(|_| 1 + next(8) as i64).collect();
+            let want = in_order_times(&times, &starts, &lengths);
+            let mut order = InOrder::new(*starts.iter().min().unwrap());
+            let mut got = vec![None; n];
+            let mut at = 0;
+            while at < n {
+                let to = (at + 1 + next(5) as usize).min(n);
+                for (j, t) in order.feed(&times[at..to], &starts[at..to], &lengths[at..to]) {
+                    assert!(got[j].is_none());
+                    got[j] = Some(t);
+                }
+                at = to;
+            }
+            assert_eq!(got, want);
+        }
     }
 
     #[test]
