@@ -104,13 +104,8 @@ mod tests {
 
     #[test]
     fn pieces_looked_up_one_after_another_find_the_dsns_of_one() {
-        let mut state = 0x2545f4914f6cdd1du64;
-        let mut rnd = |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = crate::testgen::XorShift(0x2545f4914f6cdd1du64);
+        let mut rnd = |m: u64| rng.below(m);
         for _ in 0..300 {
             let (n, k) = (1 + rnd(50) as usize, rnd(30) as usize);
             let stream: Vec<u32> = (0..n).map(|_| rnd(3) as u32).collect();

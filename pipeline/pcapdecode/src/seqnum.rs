@@ -182,13 +182,8 @@ mod tests {
 
     #[test]
     fn pieces_fed_one_after_another_number_as_one() {
-        let mut state = 0x51afd7ed558ccd1u64;
-        let mut rnd = |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = crate::testgen::XorShift(0x51afd7ed558ccd1u64);
+        let mut rnd = |m: u64| rng.below(m);
         for _ in 0..200 {
             let n = 1 + rnd(60) as usize;
             let stream: Vec<u32> = (0..n).map(|_| rnd(3) as u32).collect();
@@ -228,13 +223,8 @@ mod tests {
 
     #[test]
     fn equals_the_definition_with_wraps_and_missing_isns() {
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let mut rnd = |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = crate::testgen::XorShift(0x9e3779b97f4a7c15u64);
+        let mut rnd = |m: u64| rng.below(m);
         for _ in 0..300 {
             let n = 1 + rnd(40) as usize;
             let (mut stream, mut down, mut seq, mut ack, mut ackf) = (vec![], vec![], vec![], vec![], vec![]);

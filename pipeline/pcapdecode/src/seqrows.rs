@@ -268,13 +268,8 @@ mod tests {
 
     #[test]
     fn pieces_fed_one_after_another_give_the_rows_of_one() {
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let mut rnd = |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = crate::testgen::XorShift(0x9e3779b97f4a7c15u64);
+        let mut rnd = |m: u64| rng.below(m);
         let (mut reinjections, mut ack_rows) = (0, 0);
         for _ in 0..300 {
             let n = 1 + rnd(60) as usize;
@@ -332,13 +327,8 @@ mod tests {
 
     #[test]
     fn intervals_answer_as_a_set_of_bytes() {
-        let mut state = 0x2545f4914f6cdd1du64;
-        let mut rnd = |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = crate::testgen::XorShift(0x2545f4914f6cdd1du64);
+        let mut rnd = |m: u64| rng.below(m);
         for _ in 0..2000 {
             let mut iv = Intervals::default();
             let mut bytes = vec![false; 80];
