@@ -383,13 +383,23 @@ def test_native_rtt_pairs_equal_the_polars_ones(events):
     assert native.sort("frame").equals(metrics._rtt_pairs(d, a).sort("frame").select(native.columns))
 
 
-@pytest.mark.parametrize("pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+# each sample capture, for the tests that hold a native pass to its polars definition on them
+_ON_THE_SAMPLES = pytest.mark.parametrize(
+    "pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
+    ids=lambda p: f"{p.parent.name}/{p.name}")
+
+
+def _sample_trace(pcap: Path) -> pl.DataFrame:
+    """A sample capture's annotated packets (``flows.build_trace``)."""
+    return flows.build_trace(extract.read_packets(pcap, "native", compact=flows.compact).packets).packets
+
+
+@_ON_THE_SAMPLES
 def test_native_rtt_pairs_equal_the_polars_ones_on_the_samples(pcap):
     """Real captures, both directions' data: the same rows and ACK times."""
     pytest.importorskip("pcapdecode")
     from pipeline import metrics
-    p = flows.build_trace(extract.read_packets(pcap, "native", compact=flows.compact).packets).packets
+    p = _sample_trace(pcap)
     down = pl.col("down").fill_null(False)
     d = metrics.retransmissions(p).select("frame", "stream", "direction", down.alias("down"), "time_s", "rel_seq",
                                           "end", "retx")
@@ -451,13 +461,12 @@ def test_native_ack_rtt_pairs_equal_the_polars_ones(events, shuffled):
     assert native.equals(metrics._ack_rtt_pairs(s, a))
 
 
-@pytest.mark.parametrize("pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@_ON_THE_SAMPLES
 def test_native_ack_rtt_pairs_equal_the_polars_ones_on_the_samples(pcap):
     """Real captures, both directions' data: the same per-ACK samples."""
     pytest.importorskip("pcapdecode")
     from pipeline import metrics
-    p = flows.build_trace(extract.read_packets(pcap, "native", compact=flows.compact).packets).packets
+    p = _sample_trace(pcap)
     data = metrics.retransmissions(p)
     native = metrics.ack_rtt_samples(p, data)
     assert native.height > 100
@@ -493,8 +502,7 @@ def test_native_sequence_numbering_equals_the_polars_one(packets, isns, near):
     assert native[1].sort("stream", "down").equals(want[1].sort("stream", "down"))
 
 
-@pytest.mark.parametrize("pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@_ON_THE_SAMPLES
 def test_native_sequence_numbering_equals_the_polars_one_on_the_samples(pcap):
     """Real captures: the same trace (packets, subflows with their bases) either way."""
     pytest.importorskip("pcapdecode")
@@ -538,15 +546,14 @@ def test_native_seq_packets_equal_the_polars_ones(packets):
     assert native.schema == want.schema and native.equals(want)
 
 
-@pytest.mark.parametrize("pcap", sorted((Path(__file__).resolve().parents[1] / "data" / "samples").glob("*/*.pcap")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@_ON_THE_SAMPLES
 def test_native_seq_packets_equal_the_polars_ones_on_the_samples(pcap):
     """Real captures: the same rows either way."""
     pytest.importorskip("pcapdecode")
     from unittest import mock
 
     from pipeline import metrics, seqgraph
-    p = flows.build_trace(extract.read_packets(pcap, "native", compact=flows.compact).packets).packets
+    p = _sample_trace(pcap)
     data = metrics.retransmissions(p)
     native = seqgraph._seq_packets_native(p, data)
     with mock.patch.object(seqgraph, "_seq_packets_native", return_value=None):

@@ -473,9 +473,10 @@ mod python {
         let (dsn, ack, dack) = (nullable::<Int64Type>(&p, "dsn_rel")?, nullable::<Int64Type>(&p, "rel_ack")?, nullable::<Int64Type>(&p, "dack_rel")?);
         use crate::seqrows::Nullable;
         let got = py.detach(|| {
-            crate::seqrows::seq_rows(&crate::seqrows::Packets {
+            let conn = crate::seqrows::dense_conns(Nullable { values: &conn.0, valid: conn.1.as_ref() });
+            crate::seqrows::seq_rows(&crate::seqrows::Piece {
                 stream: &stream,
-                conn: Nullable { values: &conn.0, valid: conn.1.as_ref() },
+                conn: &conn,
                 down: &down,
                 payload: &payload,
                 dsn: Nullable { values: &dsn.0, valid: dsn.1.as_ref() },

@@ -28,18 +28,6 @@ impl<T: Copy> Nullable<'_, T> {
     }
 }
 
-/// An annotated trace's packets, in frame order (`flows.TRACE_PACKETS`).
-pub struct Packets<'a> {
-    pub stream: &'a [u32],
-    pub conn: Nullable<'a, i32>,
-    /// sent by the subflow's server (the data's direction is "down")
-    pub down: &'a [bool],
-    pub payload: &'a [u32],
-    pub dsn: Nullable<'a, i64>,
-    pub ack: Nullable<'a, i64>,
-    pub dack: Nullable<'a, i64>,
-}
-
 /// One output row: a data row (the packet's data, its own direction) or an ACK row
 /// (the ACK of the other direction's data), in (frame, direction "down" first) order.
 pub struct Rows {
@@ -87,25 +75,30 @@ impl Intervals {
 /// Connections as dense numbers, NONE for none (`SeqRows` takes them so).
 pub const NONE: u32 = u32::MAX;
 
-pub fn seq_rows(p: &Packets) -> Rows {
+/// The rows of a trace held whole (one piece).
+pub fn seq_rows(p: &Piece) -> Rows {
     let n = p.stream.len();
     if let Some((streams, _)) = dense_streams(p.stream, &[], n) {
-        return seq_rows(&Packets { stream: &streams, ..*p });
+        return seq_rows(&Piece { stream: &streams, ..*p });
     }
-    // Connections as dense numbers (a lookup per packet, not a hash): as they are when
-    // `flows.assign_connections` numbered them from 0.
-    let conn: Vec<u32> = if (0..n).filter_map(|i| p.conn.get(i)).all(|c| c >= 0 && (c as usize) < n) {
-        (0..n).map(|i| p.conn.get(i).map_or(NONE, |c| c as u32)).collect()
-    } else {
-        let mut ids: HashMap<i32, u32> = HashMap::new();
-        (0..n).map(|i| p.conn.get(i).map_or(NONE, |c| { let next = ids.len() as u32; *ids.entry(c).or_insert(next) })).collect()
-    };
-    let piece = Piece { stream: p.stream, conn: &conn, down: p.down, payload: p.payload, dsn: p.dsn, ack: p.ack, dack: p.dack };
-    let (subflows, conns) = SeqRows::carried(&[piece]);
-    SeqRows::new(&subflows, &conns).feed(&piece)
+    let (subflows, conns) = SeqRows::carried(&[*p]);
+    SeqRows::new(&subflows, &conns).feed(p)
 }
 
-/// One piece of an annotated trace, in frame order, connections as dense numbers.
+/// Connections as dense numbers, NONE for none (`Piece`): as they are when
+/// `flows.assign_connections` numbered them from 0, else renumbered.
+pub fn dense_conns(conn: Nullable<i32>) -> Vec<u32> {
+    let n = conn.values.len();
+    if (0..n).filter_map(|i| conn.get(i)).all(|c| c >= 0 && (c as usize) < n) {
+        (0..n).map(|i| conn.get(i).map_or(NONE, |c| c as u32)).collect()
+    } else {
+        let mut ids: HashMap<i32, u32> = HashMap::new();
+        (0..n).map(|i| conn.get(i).map_or(NONE, |c| { let next = ids.len() as u32; *ids.entry(c).or_insert(next) })).collect()
+    }
+}
+
+/// An annotated trace's packets (`flows.TRACE_PACKETS`), or a piece of them, in frame
+/// order, connections as dense numbers (`dense_conns`).
 #[derive(Clone, Copy)]
 pub struct Piece<'a> {
     pub stream: &'a [u32],
