@@ -4,6 +4,9 @@
 //! `pipeline/metrics.py` (`rtt_samples`) defines the metric and keeps the polars
 //! version, which the tests hold this one equal to.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 /// The data packets of the sending directions (any order).
 pub struct Sent<'a> {
     pub stream: &'a [u32],
@@ -55,20 +58,12 @@ pub(crate) fn slots(a: &[u32], b: &[u32]) -> usize {
     2 * a.iter().chain(b).max().map_or(0, |&s| s as usize) + 2
 }
 
-/// A cumulative ACK value and when it was first reached (earliest time and frame of
-/// the ACKs carrying it: timestamps may go backwards).
-#[derive(Clone, Copy)]
-struct Reached {
-    cum: i64,
-    time: f64,
-    frame: u32,
-}
-
 /// The samples, as (row of `sent`, time of the ACK that gives it), in frame order.
 ///
 /// A data packet that is not a retransmission, and none of whose bytes was ever
 /// retransmitted on its subflow, gets a sample from the first cumulative ACK value
-/// covering all of it, when that value was reached after the packet (by frame).
+/// covering all of it, when that value was reached after the packet (by frame); the
+/// value's time is the earliest of the ACKs carrying it (timestamps may go backwards).
 pub fn rtt_samples(sent: &Sent, acks: &Acks) -> (Vec<u32>, Vec<f64>) {
     let n = sent.frame.len();
     // Per-subflow state in vectors indexed by `key`: a hash lookup per packet was most of
@@ -76,90 +71,138 @@ pub fn rtt_samples(sent: &Sent, acks: &Acks) -> (Vec<u32>, Vec<f64>) {
     if let Some((sent_streams, ack_streams)) = dense_streams(sent.stream, acks.stream, n + acks.frame.len()) {
         return rtt_samples(&Sent { stream: &sent_streams, ..*sent }, &Acks { stream: &ack_streams, ..*acks });
     }
-    let slots = slots(sent.stream, acks.stream);
-    // Retransmitted byte ranges, merged per subflow and direction into disjoint,
-    // sorted intervals (touching ranges merge).
-    let mut retx: Vec<Vec<(i64, i64)>> = vec![Vec::new(); slots];
-    for i in (0..n).filter(|&i| sent.retx[i]) {
-        retx[key(sent.stream[i], sent.down[i]) as usize].push((sent.seq[i], sent.end[i]));
-    }
-    for ranges in retx.iter_mut().filter(|r| !r.is_empty()) {
-        ranges.sort_unstable();
-        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
-        for &(s, e) in ranges.iter() {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
+    // both in frame order, one event at a time
+    let by_frame = |frames: &[u32]| {
+        let mut order: Vec<u32> = (0..frames.len() as u32).collect();
+        if !frames.is_sorted() {
+            order.sort_by_key(|&i| frames[i as usize]);
         }
-        *ranges = merged;
-    }
-
-    // Per subflow and direction, each cumulative ACK value in increasing order.
-    let mut order: Vec<u32> = (0..acks.frame.len() as u32).collect();
-    if !acks.frame.is_sorted() {
-        order.sort_by_key(|&i| acks.frame[i as usize]);
-    }
-    let mut cum = vec![i64::MIN; slots];
-    let mut reached: Vec<Vec<Reached>> = vec![Vec::new(); slots];
-    for i in order.into_iter().map(|i| i as usize) {
-        let k = key(acks.stream[i], acks.down[i]) as usize;
-        let c = cum[k].max(acks.ack[i]);
-        cum[k] = c;
-        match reached[k].last_mut() {
-            Some(last) if last.cum == c => {
-                last.time = last.time.min(acks.time[i]);
-                last.frame = last.frame.min(acks.frame[i]);
-            }
-            _ => reached[k].push(Reached { cum: c, time: acks.time[i], frame: acks.frame[i] }),
+        order
+    };
+    let (data, ack) = (by_frame(sent.frame), by_frame(acks.frame));
+    let mut rtt = Rtt::new(slots(sent.stream, acks.stream));
+    let (mut d, mut a) = (0, 0);
+    while d < data.len() || a < ack.len() {
+        let take_ack = d == data.len() || (a < ack.len() && acks.frame[ack[a] as usize] < sent.frame[data[d] as usize]);
+        if take_ack {
+            let i = ack[a] as usize;
+            rtt.ack(key(acks.stream[i], acks.down[i]), acks.frame[i], acks.time[i], acks.ack[i]);
+            a += 1;
+        } else {
+            let i = data[d] as usize;
+            rtt.sent(key(sent.stream[i], sent.down[i]), i as u32, sent.frame[i], sent.seq[i], sent.end[i], sent.retx[i]);
+            d += 1;
         }
     }
-
-    let mut samples: Vec<(u32, u32, f64)> = Vec::new(); // frame, row, ACK time
-    let mut cursor = vec![0usize; slots]; // per subflow, where the last packet's ACK was found
-    for i in (0..n).filter(|&i| !sent.retx[i]) {
-        let k = key(sent.stream[i], sent.down[i]) as usize;
-        let (s, e) = (sent.seq[i], sent.end[i]);
-        // the last merged range starting before the packet's end is the only one that
-        // can hold some of its bytes
-        let ranges = &retx[k];
-        let j = ranges.partition_point(|r| r.0 < e);
-        if j > 0 && ranges[j - 1].1 > s {
-            continue; // Karn: its bytes were retransmitted
-        }
-        let values = &reached[k];
-        let j = first_covering(values, cursor[k], e);
-        cursor[k] = j;
-        if let Some(r) = values.get(j) {
-            if r.frame > sent.frame[i] {
-                samples.push((sent.frame[i], i as u32, r.time));
-            }
-        }
-    }
-    if !samples.is_sorted_by_key(|s| (s.0, s.1)) {
-        samples.sort_unstable_by_key(|s| (s.0, s.1));
-    }
-    samples.into_iter().map(|(_, row, t)| (row, t)).unzip()
+    rtt.finish()
 }
 
-/// The index of the first value covering `end` (`values.len()` if none). Sent in
-/// frame order, a subflow's packets mostly end higher than the one before: the search
-/// starts at the previous answer (`from`) and steps forward, a binary search beyond a
-/// few steps or when the packet ends lower (a binary search per packet, cache misses
-/// and all, was most of this function's time).
-fn first_covering(values: &[Reached], from: usize, end: i64) -> usize {
-    let from = from.min(values.len());
-    if from > 0 && values[from - 1].cum >= end {
-        return values[..from].partition_point(|r| r.cum < end);
-    }
-    let mut j = from;
-    while j < values.len() && values[j].cum < end {
-        if j - from == 8 {
-            return j + values[j..].partition_point(|r| r.cum < end);
+/// A data packet waiting for its sample: (end, frame, row, first byte).
+type Waiting = (i64, u32, u32, i64);
+
+/// Chen's RTT as a state fed with a trace's packets in frame order (a trace read in
+/// chunks): `sent` for each data packet of the sending directions, `ack` for each
+/// cumulative ACK (keyed by the direction of the data it acknowledges). A sample waits
+/// for the ACK value covering its packet, then for that value's last ACK (its time is
+/// the earliest of them); Karn's rule can void it until the trace ends (a later
+/// retransmission of its bytes), so `finish` hands the samples out. Subflows are
+/// numbered densely (`key`; `dense_streams` renumbers others).
+pub struct Rtt {
+    /// per subflow direction: the cumulative ACK, and when its value was first reached
+    cum: Vec<Option<i64>>,
+    reached_time: Vec<f64>,
+    reached_frame: Vec<u32>,
+    /// packets not yet covered, the lowest end first
+    pending: Vec<BinaryHeap<Reverse<Waiting>>>,
+    /// packets covered by the current value, waiting for its time to be final
+    covered: Vec<Vec<Waiting>>,
+    /// (frame, row, ACK time, key, first byte, end)
+    samples: Vec<(u32, u32, f64, usize, i64, i64)>,
+    retransmitted: Vec<Vec<(i64, i64)>>,
+}
+
+impl Rtt {
+    pub fn new(slots: usize) -> Self {
+        Rtt {
+            cum: vec![None; slots],
+            reached_time: vec![0.0; slots],
+            reached_frame: vec![0; slots],
+            pending: (0..slots).map(|_| BinaryHeap::new()).collect(),
+            covered: vec![Vec::new(); slots],
+            samples: Vec::new(),
+            retransmitted: vec![Vec::new(); slots],
         }
-        j += 1;
     }
-    j
+
+    pub fn sent(&mut self, k: u64, row: u32, frame: u32, seq: i64, end: i64, retx: bool) {
+        let k = k as usize;
+        if retx {
+            self.retransmitted[k].push((seq, end));
+        } else if self.cum[k].is_none_or(|c| c < end) {
+            // (already covered: by a value reached before it, so no sample)
+            self.pending[k].push(Reverse((end, frame, row, seq)));
+        }
+    }
+
+    pub fn ack(&mut self, k: u64, frame: u32, time: f64, ack: i64) {
+        let k = k as usize;
+        let c = self.cum[k].map_or(ack, |c| c.max(ack));
+        if self.cum[k] == Some(c) {
+            // the same value again: its time is the earliest of its ACKs'
+            self.reached_time[k] = self.reached_time[k].min(time);
+            return;
+        }
+        self.settle(k);
+        (self.cum[k], self.reached_time[k], self.reached_frame[k]) = (Some(c), time, frame);
+        while let Some(&Reverse(w)) = self.pending[k].peek() {
+            if w.0 > c {
+                break;
+            }
+            self.pending[k].pop();
+            if w.1 < frame {
+                self.covered[k].push(w);
+            }
+        }
+    }
+
+    /// The packets covered by a subflow's current value get its time (now final).
+    fn settle(&mut self, k: usize) {
+        let t = self.reached_time[k];
+        for (end, frame, row, seq) in self.covered[k].drain(..) {
+            self.samples.push((frame, row, t, k, seq, end));
+        }
+    }
+
+    /// The samples, as `rtt_samples` gives them, once every packet has been fed.
+    pub fn finish(mut self) -> (Vec<u32>, Vec<f64>) {
+        for k in 0..self.covered.len() {
+            self.settle(k);
+        }
+        // Karn: retransmitted byte ranges merged per subflow direction (touching ones too)
+        for ranges in self.retransmitted.iter_mut().filter(|r| !r.is_empty()) {
+            ranges.sort_unstable();
+            let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
+            for &(s, e) in ranges.iter() {
+                match merged.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => merged.push((s, e)),
+                }
+            }
+            *ranges = merged;
+        }
+        let retransmitted = &self.retransmitted;
+        // the last merged range starting before a packet's end is the only one that can
+        // hold some of its bytes
+        self.samples.retain(|&(_, _, _, k, s, e)| {
+            let r = &retransmitted[k];
+            let j = r.partition_point(|x| x.0 < e);
+            !(j > 0 && r[j - 1].1 > s)
+        });
+        if !self.samples.is_sorted_by_key(|s| (s.0, s.1)) {
+            self.samples.sort_unstable_by_key(|s| (s.0, s.1));
+        }
+        self.samples.into_iter().map(|(_, row, t, ..)| (row, t)).unzip()
+    }
 }
 
 #[cfg(test)]
