@@ -269,14 +269,9 @@ def parse_fields(raw: bytes) -> pl.DataFrame:
         if f.occurrence == "last":
             first = col.str.split(",").list.last()
         elif f.occurrence == "dss":
-            # values in option order; only MP_FAIL (6) shows one before a DSS (2) does: skip
-            # as many values as MP_FAILs precede the first DSS
-            subs = pl.col("mp_subtypes").fill_null("").str.split(",")
-            before = subs.list.head(subs.list.eval(pl.element() == "2").list.arg_max())
-            skip = before.list.eval((pl.element() == "6").cast(pl.Int64)).list.sum().fill_null(0)
-            values = col.str.split(",")
-            # a DSS without a mapping shows no value: then MP_FAIL's is the only one, kept
-            first = values.list.get(pl.when(values.list.len() > skip).then(skip).otherwise(0), null_on_oob=True)
+            # without an MP_FAIL the first value is the first DSS mapping's; frames with one
+            # are settled below (_dss_values)
+            first = col.str.split_exact(",", 0).struct.field("field_0")
         else:
             first = col.str.split_exact(",", 0).struct.field("field_0")
         if f.hex:
@@ -285,4 +280,37 @@ def parse_fields(raw: bytes) -> pl.DataFrame:
             exprs.append(first.alias(f.column))
         else:
             exprs.append(first.cast(f.dtype, strict=False).alias(f.column))
-    return df.select(exprs)
+    return _dss_values(df, df.select(exprs))
+
+
+def _dss_values(raw: pl.DataFrame, out: pl.DataFrame) -> pl.DataFrame:
+    """The "dss" fields of the frames that carry an MP_FAIL (rare), from the raw text:
+    tshark shows MP_FAIL's sequence number in the same field as a DSS mapping's."""
+    fails = raw.select(pl.col("mp_subtypes").fill_null("").str.split(",").list.contains("6")).to_series()
+    if not fails.any():
+        return out
+    at = fails.arg_true()
+    for f in (f for f in PACKET_FIELDS if f.occurrence == "dss"):
+        rows = raw.filter(fails).select("mp_subtypes", f.column, "mp_map_present").iter_rows()
+        picked = pl.Series([_dss_value(*r) for r in rows], dtype=pl.Utf8).cast(f.dtype, strict=False)
+        out = out.with_columns(out[f.column].scatter(at, picked))
+    return out
+
+
+def _dss_value(subtypes: str | None, values: str | None, mapped: str | None) -> str | None:
+    """Which of a frame's values the native decoder keeps: the first DSS mapping's, else
+    the first MP_FAIL's. They come in option order, one per MP_FAIL and one per DSS with a
+    mapping (``mapped``: each DSS option's M flag)."""
+    vals, flags = (values or "").split(","), (mapped or "").split(",")
+    v = m = 0
+    fail = None
+    for s in (subtypes or "").split(","):
+        if s == "6" and v < len(vals):
+            fail = vals[v] if fail is None else fail
+            v += 1
+        elif s == "2":
+            has_map = m < len(flags) and flags[m] == "1"
+            m += 1
+            if has_map and v < len(vals):
+                return vals[v]
+    return fail or None

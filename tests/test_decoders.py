@@ -597,3 +597,23 @@ def test_dss_mapping_after_mp_fail_keeps_its_own_dsn(tmp_path, fail_first):
         assert p["mp_dsn_raw"].to_list() == [base, base + 1000], decoder
     ofo = tables.analyze_trace(f, "r", "client")[0]["ofo_samples"]
     assert ofo["dsn"].to_list() == [base, base + 1000] and ofo["ofo_delay_ms"].to_list() == [0.0, 0.0]
+
+
+@needs_tshark
+def test_mp_fails_around_a_dss_without_mapping_read_alike_by_both_decoders(tmp_path):
+    """Found by test_random_option_lists_decode_like_tshark: MP_FAIL, a DSS without a
+    mapping, MP_FAIL again. Both decoders keep the first MP_FAIL's sequence number (the
+    tshark path took the second's for the DSS's), and the first DSS mapping's where a
+    DSS without one comes first."""
+    opts = [[opt_mp_fail(1), dss(), opt_mp_fail(0)],
+            [opt_mp_fail(5), dss(), dss(dsn=7, ssn=0, length=10)],
+            [dss(), opt_mp_fail(3), opt_mp_fail(2)]]
+    pkts = []
+    for i, o in enumerate(opts):
+        p = Ether() / IP(src="10.1.0.2", dst="10.100.0.1") / TCP(sport=40000, dport=80, flags="A", seq=i, ack=1,
+                                                                    options=o)
+        p.time = 1.0 + i * 0.001
+        pkts.append(p)
+    f = write_link(tmp_path / "fails.pcap", pkts, "ether")
+    for decoder in ("native", "tshark"):
+        assert extract.read_packets(f, decoder).packets["mp_dsn_raw"].to_list() == [1, 7, 3], decoder
