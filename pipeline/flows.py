@@ -119,7 +119,8 @@ def compact(p: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -> pl.DataFrame:
+def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
+                  sent: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per TCP stream: endpoints, handshake, MPTCP keys and tokens.
 
     The client is the host that sent the SYN. Without a SYN, the SYN/ACK's
@@ -128,6 +129,9 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
     lab's workloads are downloads), and the row says the handshake was not captured.
     When the client's addresses are known (meta.json, ``--path``) they decide
     instead: D-ITG's sender, on the server, opens its connections itself.
+
+    ``sent`` (``stream, src, sport, sent``: each sender's payload bytes) is summed from
+    ``p`` unless given: ``p`` may then be a ``spill.Digest``'s rows, not every packet.
     """
     is_syn = pl.col("syn") & ~pl.col("ackf")
     is_synack = pl.col("syn") & pl.col("ackf")
@@ -154,10 +158,10 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
         pl.col("frame").min().alias("first_frame"),
     ).join(hs, on="stream", how="left")
     # Payload by (stream, sender) to guess the server when no handshake was seen.
+    if sent is None:
+        sent = senders(p)
     by_sender = (
-        p.select("stream", "src", "sport", "payload_bytes").group_by("stream", "src", "sport")
-        .agg(pl.col("payload_bytes").cast(pl.Int64).sum().alias("sent"))
-        .sort("stream", "sent", "sport", descending=[False, True, False])
+        sent.sort("stream", "sent", "sport", descending=[False, True, False])
         .group_by("stream", maintain_order=True)
         .agg(pl.col("src").first().alias("big_src"), pl.col("sport").first().alias("big_sport"),
              pl.len().alias("n_senders"))
@@ -243,6 +247,11 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -
     # addresses as text from here on: one row per subflow; the handshake's working
     # columns (syn_*, sa_*, any_*, big_*) stay here
     return g.select(pl.col(c).cast(t) for c, t in SUBFLOW_COLUMNS.items()).sort("first_frame")
+
+
+def senders(p: pl.DataFrame) -> pl.DataFrame:
+    """``stream, src, sport, sent``: the payload bytes of each sender of each stream."""
+    return p.group_by("stream", "src", "sport").agg(sent=pl.col("payload_bytes").cast(pl.Int64).sum())
 
 
 def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
@@ -727,13 +736,15 @@ def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset(
     # ``direction`` spelt out last: text is the widest column of a long trace
     p = p.with_columns(direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")))
     p = p.select(pl.col(c).cast(t) for c, t in TRACE_PACKETS.items()).with_columns(pl.col("frame").set_sorted())
-    # A lone SYN (a join attempt nobody answered) is no capture problem; data with no
-    # packet coming back is.
-    carries_data = p.filter(pl.col("payload_bytes") > 0)["stream"].unique().implode()
-    one_way = sf.filter(pl.col("n_senders") == 1, pl.col("stream").is_in(carries_data))["stream"].to_list()
-    for s in one_way:
-        notes.append(f"subflow {s}: only one direction was captured")
+    notes += one_way_notes(sf, p.filter(pl.col("payload_bytes") > 0)["stream"])
     return Trace(p, sf, notes)
+
+
+def one_way_notes(sf: pl.DataFrame, carries_data: pl.Series) -> list[str]:
+    """A lone SYN (a join attempt nobody answered) is no capture problem; data with no
+    packet coming back is. ``carries_data``: the streams with payload."""
+    one_way = sf.filter(pl.col("n_senders") == 1, pl.col("stream").is_in(carries_data.unique().implode()))
+    return [f"subflow {s}: only one direction was captured" for s in one_way["stream"].to_list()]
 
 
 def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:

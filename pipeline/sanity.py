@@ -50,16 +50,30 @@ def check(packets: pl.DataFrame, now_s: float | None = None) -> Checked:
     return out
 
 
+def _row_hash(p: pl.DataFrame) -> pl.Expr:
+    """A hash of a few telling columns: comparing whole rows of a multi-million-packet
+    trace costs several times its size in memory, and duplicates are rare. Only the rows
+    whose hash repeats are compared exactly, on every column."""
+    same = [col for col in p.columns if col != "frame"]
+    key = [col for col in ("time_s", "stream", "seq", "ack", "ip_id", "tcp_checksum", "payload_bytes") if col in same]
+    return functools.reduce(lambda a, b: a.xor(b), [pl.col(col).hash(seed=i) for i, col in enumerate(key or same)])
+
+
+def _repeated_hashes(p: pl.DataFrame) -> pl.Series:
+    h = p.select(_row_hash(p)).to_series().sort()
+    return h.filter(h == h.shift(1))  # sorting keeps memory to one more column
+
+
+def may_hold_duplicates(p: pl.DataFrame) -> bool:
+    """Could ``p`` hold exact duplicates (two rows whose telling columns hash alike)?"""
+    return _repeated_hashes(p).len() > 0
+
+
 def _drop_duplicates(c: Checked) -> None:
     p = c.packets
     same = [col for col in p.columns if col != "frame"]
-    # A hash of a few telling columns first: comparing whole rows of a multi-million-
-    # packet trace costs several times its size in memory, and duplicates are rare.
-    # Only the rows whose hash repeats are compared exactly, on every column.
-    key = [col for col in ("time_s", "stream", "seq", "ack", "ip_id", "tcp_checksum", "payload_bytes") if col in same]
-    row_hash = functools.reduce(lambda a, b: a.xor(b), [pl.col(col).hash(seed=i) for i, col in enumerate(key or same)])
-    h = p.select(row_hash).to_series().sort()
-    repeated = h.filter(h == h.shift(1))  # sorting keeps memory to one more column
+    row_hash = _row_hash(p)
+    repeated = _repeated_hashes(p)
     if repeated.len() == 0:
         return
     maybe = p.select(row_hash.is_in(repeated.implode())).to_series()

@@ -1,0 +1,182 @@
+"""A long capture read without holding its packets: decoded piece by piece into a spill
+on disk (one Arrow IPC file per piece, the columns the later stages read), while a
+``Digest`` keeps the few rows that finding subflows and connections reads.
+
+``flows.find_subflows``, ``assign_connections`` and ``split_reused_streams`` give on the
+digest's rows (``Digest.rows``, with ``Digest.sent`` for the payload per sender) what
+they give on every packet, because each reads, per stream or per sender, a first row,
+a last row, a minimum or maximum, or rows of a kind (SYN, MP_CAPABLE, FIN/RST) that
+the digest keeps (tests/test_spill.py holds the two equal on every test capture).
+
+That holds for a capture in time order. A capture that needs ``sanity``'s repairs or
+notes (timestamps out of order or impossible, duplicates, a snap length cutting
+headers) or a stream that ``split_reused_streams`` would split is analysed in memory
+instead: ``Digest.in_memory`` says why.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+
+from . import sanity
+
+SYN, FIN, RST = 0x02, 0x01, 0x04
+SENDER = ["stream", "src", "sport"]
+
+
+class Spill:
+    """The pieces of one capture on disk, in frame order, in a folder of their own that
+    ``close`` removes (also when the analysis fails)."""
+
+    def __init__(self, where: str | Path | None = None) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="mptcp-lab-spill-", dir=where))
+        self.files: list[Path] = []
+        self.rows = 0
+
+    def add(self, piece: pl.DataFrame) -> None:
+        path = self.dir / f"{len(self.files):06d}.arrow"
+        # uncompressed: read back memory-mapped, piece by piece, at disk speed
+        piece.write_ipc(path, compression="uncompressed")
+        self.files.append(path)
+        self.rows += piece.height
+
+    def pieces(self, columns: list[str] | tuple[str, ...] | None = None) -> Iterator[pl.DataFrame]:
+        for path in self.files:
+            yield pl.read_ipc(path, columns=list(columns) if columns else None)
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> Spill:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Digest:
+    """What the structure stages read of a capture fed piece by piece (``feed``, in frame
+    order, ``flows.compact``'s columns): see the module's doc."""
+
+    def __init__(self) -> None:
+        self._rows: list[pl.DataFrame] = []  # rows kept whole (SYN, MP_CAPABLE, FIN/RST, after a close)
+        self._firsts: list[pl.DataFrame] = []  # candidates, reduced in ``rows``
+        self._lasts: list[pl.DataFrame] = []  # each piece's last row per sender
+        self._ack3: list[pl.DataFrame] = []
+        self._ranges: list[pl.DataFrame] = []
+        self._sent: list[pl.DataFrame] = []
+        self._closed = pl.DataFrame(schema={"stream": pl.UInt32, "fc": pl.UInt32})  # first close per stream
+        self._synack = pl.DataFrame(schema={"stream": pl.UInt32, "t_sa": pl.Float64})  # first SYN/ACK's time
+        self._tail: pl.DataFrame | None = None  # the last piece's ACKs at its last timestamp
+        self._tail_all: pl.DataFrame | None = None  # and all its rows there
+        self._last_time: float | None = None
+        self._t = {"min": None, "max": None, "n": 0, "old": 0}
+        self.in_memory: str | None = None  # why this capture must be analysed in memory instead
+        self.packets = 0
+
+    def feed(self, p: pl.DataFrame) -> None:
+        if p.height == 0 or self.in_memory:
+            return
+        self.packets += p.height
+        if not self._check(p):
+            return
+        closing = (pl.col("tcp_flags") & (FIN | RST)) != 0
+        close = p.filter(closing).group_by("stream").agg(fc=pl.col("frame").min())
+        self._closed = pl.concat([self._closed, close]).group_by("stream").agg(pl.col("fc").min())
+        sa = p.filter(pl.col("syn") & pl.col("ackf")).group_by("stream").agg(t_sa=pl.col("time_s").first())
+        self._synack = pl.concat([self._synack, sa]).unique("stream", keep="first", maintain_order=True)
+        after_close = pl.col("frame") >= pl.col("stream").replace_strict(
+            self._closed["stream"], self._closed["fc"], default=None, return_dtype=pl.UInt32)
+        self._rows.append(p.filter(pl.col("syn") | pl.col("mpc") | closing | after_close.fill_null(False)))
+        self._firsts.append(pl.concat([
+            _first(p, SENDER), _first(p.filter(pl.col("dss")), ["stream"])]))
+        self._lasts.append(_last(p, SENDER))
+        acks = p.filter(~pl.col("syn"), pl.col("ackf"))
+        t_sa = pl.col("stream").replace_strict(self._synack["stream"], self._synack["t_sa"], default=None,
+                                               return_dtype=pl.Float64)
+        self._ack3.append(_first(acks.filter(pl.col("time_s") >= t_sa), SENDER))
+        # (an ACK in an earlier piece at the SYN/ACK's own timestamp: that piece's tail)
+        if self._tail is not None:
+            self._ack3.append(self._tail)
+        last = p["time_s"][-1]
+        self._tail = acks.filter(pl.col("time_s") == last)
+        mapped = p.filter(pl.col("mp_map_present") == 1, pl.col("mp_dsn64") == 1, pl.col("mp_map_len") > 0)
+        if mapped.height:
+            self._ranges.append(_extremes(mapped))
+        self._sent.append(p.group_by(SENDER).agg(sent=pl.col("payload_bytes").cast(pl.Int64).sum()))
+
+    def _check(self, p: pl.DataFrame) -> bool:
+        """``sanity``'s conditions, piece by piece: False (and ``in_memory`` says why)
+        when the capture needs its repairs or notes."""
+        t = p["time_s"]
+        if t.null_count() or not p["frame"].is_sorted():
+            self.in_memory = "timestamps missing or frames out of order"
+            return False
+        prev = self._last_time
+        if (prev is not None and t[0] < prev) or (t.diff() < 0).any():
+            self.in_memory = "timestamps go backwards (the capture's order is repaired in memory)"
+            return False
+        self._last_time = t[-1]
+        s = self._t
+        s["min"] = t[0] if s["min"] is None else s["min"]
+        s["max"] = t[-1]
+        s["n"] += t.len()
+        s["old"] += int((t < sanity.PLAUSIBLE_FROM_S).sum())
+        headers = pl.col("frame_bytes").cast(pl.Int64) - pl.col("payload_bytes").cast(pl.Int64)
+        if p.select((pl.col("cap_bytes").cast(pl.Int64) < headers).any()).item():
+            self.in_memory = "the snap length cut TCP headers"
+            return False
+        # Exact duplicates share their timestamp: in a capture in time order they lie in
+        # one run of equal timestamps, within a piece or across the last one's tail.
+        run = p if self._tail_all is None else pl.concat([self._tail_all, p])
+        if sanity.may_hold_duplicates(run):
+            self.in_memory = "it may hold duplicate packets"
+            return False
+        self._tail_all = p.filter(pl.col("time_s") == t[-1])
+        return True
+
+    def finish(self, now_s: float) -> None:
+        """After the last piece: the whole-capture timestamp checks."""
+        s = self._t
+        if self.in_memory or s["n"] < 2:
+            return
+        if s["min"] == s["max"] or 0 < s["old"] < s["n"] or s["max"] > now_s + sanity.FUTURE_SLACK_S:
+            self.in_memory = "impossible timestamps"
+
+    def rows(self) -> pl.DataFrame:
+        """The digest's packets, in frame order (see the module's doc)."""
+        kept = pl.concat(self._rows)
+        firsts = pl.concat(self._firsts)
+        firsts = pl.concat([_first(firsts, SENDER), _first(firsts.filter(pl.col("dss")), ["stream"])])
+        # each sender's last row before its stream's first close (split_reused_streams' window)
+        lasts = pl.concat(self._lasts).join(self._closed, on="stream").filter(pl.col("frame") < pl.col("fc")).drop("fc")
+        lasts = _last(lasts, SENDER)
+        ack3 = pl.concat(self._ack3).join(self._synack, on="stream").filter(pl.col("time_s") >= pl.col("t_sa"))
+        ack3 = _first(ack3.drop("t_sa").sort("frame"), SENDER)
+        parts = [kept, firsts, lasts, ack3]
+        if self._ranges:
+            parts.append(_extremes(pl.concat(self._ranges)))
+        return pl.concat([q.select(kept.columns) for q in parts]).unique("frame").sort("frame")
+
+    def sent(self) -> pl.DataFrame:
+        """``stream, src, sport, sent``: the payload bytes each sender sent."""
+        return pl.concat(self._sent).group_by(SENDER).agg(pl.col("sent").sum())
+
+
+def _first(p: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """Each group's first row (in ``p``'s order), with ``p``'s columns."""
+    return p.group_by(by, maintain_order=True).head(1).select(p.columns)
+
+
+def _last(p: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    return p.group_by(by, maintain_order=True).tail(1).select(p.columns)
+
+
+def _extremes(mapped: pl.DataFrame) -> pl.DataFrame:
+    """Each sender's rows of the lowest and the highest DSN (``flows._dsn_ranges``)."""
+    return pl.concat([_first(mapped.sort("mp_dsn_raw", "frame"), SENDER),
+                      _first(mapped.sort("mp_dsn_raw", "frame", descending=[True, False]), SENDER)])

@@ -1,0 +1,107 @@
+"""A capture decoded into a spill, piece by piece: the digest's rows give the structure
+stages what every packet gives them (pipeline/spill.py)."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline import extract, flows, sanity, spill
+
+ROOT = Path(__file__).resolve().parents[1]
+# the lab's samples, and other people's (scripts/fetch-thirdparty.sh, run by `make test`)
+SAMPLES = sorted((ROOT / "data" / "samples").glob("*/*.pcap")) + sorted((ROOT / "data" / "thirdparty").glob("*.pcap*"))
+
+
+def _pieces(p: pl.DataFrame, seed: int) -> list[pl.DataFrame]:
+    rng = random.Random(seed)
+    out, at = [], 0
+    while at < p.height:
+        n = rng.choice([1, 2, 7, 50, 300, 4000])
+        out.append(p.slice(at, n))
+        at += n
+    return out
+
+
+def _digest(p: pl.DataFrame, seed: int = 1) -> spill.Digest:
+    d = spill.Digest()
+    for piece in _pieces(p, seed):
+        d.feed(piece)
+    d.finish(now_s=2e9)
+    return d
+
+
+def _compact(pcap: Path) -> pl.DataFrame:
+    return extract.read_packets(pcap, "native", compact=flows.compact).packets
+
+
+@pytest.mark.parametrize("pcap", SAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_digest_gives_the_structure_every_packet_gives(pcap):
+    pytest.importorskip("pcapdecode")
+    p = _compact(pcap)
+    for seed in (1, 2):
+        d = _digest(p, seed)
+        if d.in_memory:
+            # then it is sanity's business: the in-memory path must have a reason to act
+            checked = sanity.check(p.clone(), now_s=2e9)
+            assert checked.notes or flows.split_reused_streams(p)[1], d.in_memory
+            continue
+        rows = d.rows()
+        assert rows.height < max(200, p.height // 2)
+        assert flows.split_reused_streams(rows)[1] == flows.split_reused_streams(p)[1]
+        want = flows.find_subflows(p)
+        got = flows.find_subflows(rows, sent=d.sent())
+        assert got.equals(want)
+        for addrs in (frozenset(), frozenset(want["client_addr"].head(1).to_list())):
+            assert flows.find_subflows(rows, addrs, sent=d.sent()).equals(flows.find_subflows(p, addrs))
+        sf, notes = flows.assign_connections(want, p)
+        got_sf, got_notes = flows.assign_connections(got, rows)
+        assert got_sf.equals(sf) and got_notes == notes
+
+
+def test_most_samples_take_the_spill():
+    """The digest sends to memory only what needs it: most test captures are in order."""
+    pytest.importorskip("pcapdecode")
+    taken = [pcap for pcap in SAMPLES if _digest(_compact(pcap)).in_memory is None]
+    assert len(taken) >= len(SAMPLES) // 2
+
+
+def _ordered_sample() -> pl.DataFrame:
+    for pcap in SAMPLES:
+        p = _compact(pcap)
+        if p.height > 500 and _digest(p).in_memory is None:
+            return p
+    pytest.skip("no sample in time order")
+
+
+def test_captures_needing_sanitys_repairs_go_to_memory():
+    pytest.importorskip("pcapdecode")
+    p = _ordered_sample()
+    back = p.with_columns(time_s=pl.when(pl.col("frame") == p["frame"][300]).then(pl.col("time_s") - 0.5)
+                          .otherwise("time_s"))
+    assert "backwards" in _digest(back).in_memory
+    # a packet written twice, the copy in another piece than the original
+    twice = pl.concat([p.head(301), p.slice(300, 1), p.slice(301)]).with_columns(
+        frame=pl.int_range(1, p.height + 2, dtype=pl.UInt32))
+    assert "duplicate" in _digest(twice, seed=3).in_memory
+    cut = p.with_columns(cap_bytes=pl.when(pl.col("frame") == p["frame"][200]).then(pl.lit(30, pl.UInt32))
+                         .otherwise("cap_bytes"))
+    assert "snap length" in _digest(cut).in_memory
+    same = p.with_columns(time_s=pl.lit(1.7e9))
+    assert _digest(same).in_memory
+    assert "impossible" in _digest(p.with_columns(time_s=pl.col("time_s") + 1e9)).in_memory
+
+
+def test_a_spill_reads_back_its_pieces(tmp_path):
+    pytest.importorskip("pcapdecode")
+    p = _ordered_sample()
+    with spill.Spill(tmp_path) as s:
+        for piece in _pieces(p, 5):
+            s.add(piece)
+        assert s.rows == p.height
+        back = pl.concat(s.pieces(["frame", "src", "seq"]))
+        assert back.equals(p.select("frame", "src", "seq"))
+        where = s.dir
+    assert not where.exists()
