@@ -413,31 +413,40 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, p
     """
     if not p["frame"].is_sorted():
         p = p.sort("frame")
-    lut = sf.select("stream", "conn_id", "server_port", "isn_client", "isn_server",
-                    pl.col("server_addr").cast(pl.Categorical))
+    p = with_direction(p, sf)
+    isns = sf.select("stream", "isn_server", "isn_client")
+    got = _relative_numbers_native(p, isns)
+    rel, bases = got if got is not None else _relative_numbers(p, isns)
+    p = p.select("frame", "time_s", "stream", "conn_id", "down", "payload_bytes", *_MAP_INPUT)
+    return p.hstack(rel), seq_bases_of(bases)
+
+
+def with_direction(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
+    """``p`` with each packet's ``conn_id`` and ``down`` (sent by its subflow's server),
+    looked up per stream in ``sf``."""
+    lut = sf.select("stream", "conn_id", "server_port", pl.col("server_addr").cast(pl.Categorical))
 
     def of_stream(col: str) -> pl.Expr:
         return pl.col("stream").replace_strict(lut["stream"], lut[col], default=None)
 
-    p = p.with_columns(
+    return p.with_columns(
         conn_id=of_stream("conn_id"),
         down=(pl.col("src") == of_stream("server_addr")) & (pl.col("sport") == of_stream("server_port")),
     )
-    isns = lut.select("stream", "isn_server", "isn_client")
-    got = _relative_numbers_native(p, isns)
-    rel, bases = got if got is not None else _relative_numbers(p, isns)
-    seq_bases = bases.group_by("stream").agg(
+
+
+def seq_bases_of(bases: pl.DataFrame) -> pl.DataFrame:
+    """``stream, seq_base_server, seq_base_client`` from ``stream, down, base``."""
+    return bases.group_by("stream").agg(
         seq_base_server=pl.col("base").filter(pl.col("down")).first(),
         seq_base_client=pl.col("base").filter(~pl.col("down")).first())
-    p = p.select("frame", "time_s", "stream", "conn_id", "down", "payload_bytes", *_MAP_INPUT)
-    return p.hstack(rel), seq_bases
 
 
-def _relative_numbers(p: pl.DataFrame, isns: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``rel_seq, rel_ack`` of every packet of ``p`` (in frame order), and ``stream, down,
-    base`` of each side that sent one: the definition, in polars (``annotate_packets``)."""
-    # Base per (stream, direction): the ISN when seen, else the first sequence number - 1.
-    bases = (
+def sequence_bases(p: pl.DataFrame, isns: pl.DataFrame) -> pl.DataFrame:
+    """``stream, down, base`` of each side of ``p`` (``with_direction``'s, in frame
+    order) that sent a packet: its ISN when seen, else its first sequence number - 1.
+    ``p`` may be a ``spill.Digest``'s rows: each sender's first packet is among them."""
+    return (
         p.group_by("stream", "down").agg(pl.col("seq").first().alias("seq0"))
         .join(isns, on="stream", how="left")
         .select("stream", "down", base=pl.when(pl.col("down"))
@@ -445,6 +454,12 @@ def _relative_numbers(p: pl.DataFrame, isns: pl.DataFrame) -> tuple[pl.DataFrame
                 .otherwise(pl.coalesce("isn_client", pl.col("seq0").cast(pl.Int64) - 1))
                 .cast(pl.Int64))
     )
+
+
+def _relative_numbers(p: pl.DataFrame, isns: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``rel_seq, rel_ack`` of every packet of ``p`` (in frame order), and ``stream, down,
+    base`` of each side that sent one: the definition, in polars (``annotate_packets``)."""
+    bases = sequence_bases(p, isns)
     # The ack numbers of one direction count the other direction's bytes.
     both = bases.join(bases.select("stream", down=~pl.col("down"), ack_base="base"), on=["stream", "down"], how="left")
     # one integer per (stream, direction): a lookup per packet, not a join
@@ -532,31 +547,64 @@ def _row() -> pl.Expr:
 
 
 def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple[pl.DataFrame, list[str]]:
-    """``frame, dsn_rel`` of the data packets of one direction on MPTCP subflows."""
-    notes: list[str] = []
-    down = direction == "down"
-    sender = "server" if down else "client"
+    """``_row, dsn_rel`` of the data packets of one direction on MPTCP subflows."""
     empty = pl.DataFrame(schema={"_row": pl.UInt32, "dsn_rel": pl.Int64})
-    this_way = pl.col("down").fill_null(False) == down  # a null is "up", as in ``direction``
-    data = p.select(_row(), "stream", "rel_seq", "down", "payload_bytes").filter(
-        this_way, pl.col("payload_bytes") > 0, pl.col("stream").is_in(mp["stream"].implode()))
+    data = p.select(_row(), "stream", "rel_seq", "down", "payload_bytes").filter(dsn_data(mp, direction))
     if data.height == 0:
+        return empty, []
+    no_isn, notes = without_isn(mp, data["stream"], direction)
+    maps = dss_mappings(*raw_mappings(p, direction), mp, direction, no_isn)
+    if maps is None:
         return empty, notes
-    # A subflow that carries no data this way (e.g. a join the server reset because the
-    # transfer had ended) needs no DSNs and is not a problem.
-    with_data = data["stream"].unique().implode()
-    no_isn = mp.filter(pl.col(f"isn_{sender}").is_null(), pl.col("stream").is_in(with_data))
+    d = data.select("_row", "stream", "rel_seq")
+    del data
+    got = _dsn_of_mappings_native(d, maps)
+    j = d.with_columns(got) if got is not None else _dsn_of_mappings(d, maps)
+    notes += unmapped_notes(j.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height, direction)
+    return j.select("_row", "dsn_rel"), notes
+
+
+def _this_way(direction: str) -> pl.Expr:
+    return pl.col("down").fill_null(False) == (direction == "down")  # a null is "up", as in ``direction``
+
+
+def _sender_of(direction: str) -> str:
+    return "server" if direction == "down" else "client"
+
+
+def dsn_data(mp: pl.DataFrame, direction: str) -> pl.Expr:
+    """The packets that get a DSN one way: data on the MPTCP subflows ``mp``."""
+    return _this_way(direction) & (pl.col("payload_bytes") > 0) & pl.col("stream").is_in(mp["stream"].implode())
+
+
+def without_isn(mp: pl.DataFrame, carrying: pl.Series, direction: str) -> tuple[list[int], list[str]]:
+    """The subflows of ``mp`` carrying data one way (``carrying``: their streams) whose
+    sender's ISN was not captured, and a note for each: their DSNs cannot be inferred.
+    A subflow that carries no data this way (e.g. a join the server reset because the
+    transfer had ended) needs no DSNs and is not a problem."""
+    sender = _sender_of(direction)
+    no_isn = mp.filter(pl.col(f"isn_{sender}").is_null(), pl.col("stream").is_in(carrying.unique().implode()))
+    notes = []
     for r in no_isn.iter_rows(named=True):
         # the sender's ISN rides on the SYN when it opened the subflow, else on the SYN/ACK
         opened = (sender == "server") == bool(r["reversed"])
         what = "SYN" if opened else "SYN/ACK"
         notes.append(f"subflow {r['stream']}: {what} not captured, so its "
-                     f"{'' if down else 'upload '}data sequence numbers cannot be inferred")
-    no_isn = no_isn["stream"].to_list()
+                     f"{'' if direction == 'down' else 'upload '}data sequence numbers cannot be inferred")
+    return no_isn["stream"].to_list(), notes
+
+
+def unmapped_notes(n: int, direction: str) -> list[str]:
+    return [f"{n} {_sender_of(direction)} data packets are covered by no captured DSS mapping"] if n else []
+
+
+def raw_mappings(p: pl.DataFrame, direction: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The DSS mappings one way as the packets carry them (``dss_mappings`` reads them):
+    row by row, so a trace read in pieces gives the pieces' mappings one after another."""
+    this_way = _this_way(direction)
     maps = p.lazy().filter(
-        this_way, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0,
-        ~pl.col("stream").is_in(no_isn), pl.col("mp_ssn").is_not_null(),
-    ).select("frame", "stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_map_len",
+        this_way, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0, pl.col("mp_ssn").is_not_null(),
+    ).select("stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_map_len",
              # The DSS's subflow sequence number is 32-bit: past 4 GB it wraps, and a mapping
              # of the first 4 GB would cover a later packet. It is taken into the unwrapped
              # numbering of the packet that carries it (the two lie within 2^31 of each other).
@@ -564,14 +612,25 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
                                          % (1 << 32) - (1 << 31))).collect()
     # RFC 8684: the initiator's first data may ride on the third ACK's MP_CAPABLE, whose
     # data-level length maps the subflow's first bytes to the first data byte (IDSN + 1).
-    mpc_maps = p.lazy().filter(
+    mpc_maps = p.filter(
         this_way, pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
-        pl.col("mp_map_present").fill_null(0) == 0, ~pl.col("stream").is_in(no_isn),
-    ).join(mp.lazy().select("stream", f"{sender}_idsn"), on="stream").filter(
+        pl.col("mp_map_present").fill_null(0) == 0).select("stream", "mp_map_len")
+    return maps, mpc_maps
+
+
+def dss_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame, direction: str,
+                 no_isn: list[int]) -> pl.DataFrame | None:
+    """``stream, map_ssn, mp_map_len, map_dsn`` of one direction's mappings (``raw_mappings``,
+    in frame order) on the subflows ``mp`` whose sender's ISN is known, with DSNs relative
+    to the sender's IDSN; None when there are none."""
+    sender = _sender_of(direction)
+    on_mp = pl.col("stream").is_in(mp["stream"].implode()) & ~pl.col("stream").is_in(no_isn)
+    maps = maps.filter(on_mp)
+    mpc_maps = mpc_maps.filter(on_mp).join(mp.select("stream", f"{sender}_idsn"), on="stream").filter(
         pl.col(f"{sender}_idsn").is_not_null()).select(
-        "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn")).collect()
+        "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn"))
     if maps.height == 0 and mpc_maps.height == 0:
-        return empty, notes
+        return None
     # DSNs relative to the sender's IDSN (first data byte = 1), per connection (without
     # its key: from the connection's first mapping).
     idsn = mp.select("conn_id", _ref=pl.col(f"{sender}_idsn")).unique("conn_id")
@@ -579,19 +638,9 @@ def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple
         _ref=pl.coalesce("_ref", pl.col("mp_dsn_raw").cast(pl.UInt64).first().over("conn_id") - pl.lit(1, pl.UInt64)))
     rel = mptcp.relative_dsn_by(maps.with_columns(pl.col("mp_dsn64").fill_null(1)), "mp_dsn_raw", "mp_dsn64",
                                 "_ref", "conn_id")
-    parts = [mpc_maps, maps.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"), "mp_map_len",
-                                   rel.alias("map_dsn"))]
     # of the mappings starting at one SSN, the longest (_dsn_of_mappings)
-    maps = pl.concat(parts)
-    del parts
-    d = data.select("_row", "stream", "rel_seq")
-    del data
-    got = _dsn_of_mappings_native(d, maps)
-    j = d.with_columns(got) if got is not None else _dsn_of_mappings(d, maps)
-    unmapped = j.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height
-    if unmapped:
-        notes.append(f"{unmapped} {sender} data packets are covered by no captured DSS mapping")
-    return j.select("_row", "dsn_rel"), notes
+    return pl.concat([mpc_maps, maps.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"),
+                                            "mp_map_len", rel.alias("map_dsn"))])
 
 
 def _dsn_of_mappings(d: pl.DataFrame, maps: pl.DataFrame) -> pl.DataFrame:
@@ -732,12 +781,17 @@ def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset(
     p, more = map_dsn(p, sf)
     notes += more
     p = map_data_ack(p, sf)
-    # in frame order (annotate_packets): flagged, so that the metrics' sorts by frame are free
-    # ``direction`` spelt out last: text is the widest column of a long trace
-    p = p.with_columns(direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")))
-    p = p.select(pl.col(c).cast(t) for c, t in TRACE_PACKETS.items()).with_columns(pl.col("frame").set_sorted())
+    p = trace_packets(p)
     notes += one_way_notes(sf, p.filter(pl.col("payload_bytes") > 0)["stream"])
     return Trace(p, sf, notes)
+
+
+def trace_packets(p: pl.DataFrame) -> pl.DataFrame:
+    """The annotated packets (in frame order) as ``Trace.packets`` holds them."""
+    # flagged in frame order, so that the metrics' sorts by frame are free; ``direction``
+    # spelt out last: text is the widest column of a long trace
+    p = p.with_columns(direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")))
+    return p.select(pl.col(c).cast(t) for c, t in TRACE_PACKETS.items()).with_columns(pl.col("frame").set_sorted())
 
 
 def one_way_notes(sf: pl.DataFrame, carries_data: pl.Series) -> list[str]:

@@ -104,6 +104,10 @@ class Digest:
             self._ack3.append(self._tail)
         last = p["time_s"][-1]
         self._tail = acks.filter(pl.col("time_s") == last)
+        if p.select((pl.col("mp_dack_raw").is_not_null() & (pl.col("mp_dack64") == 0)).any()).item():
+            # (each connection's 32-bit DATA_ACKs are unwrapped one after another)
+            self.in_memory = "it holds 32-bit DATA_ACKs"
+            return
         mapped = p.filter(pl.col("mp_map_present") == 1, pl.col("mp_dsn64") == 1, pl.col("mp_map_len") > 0)
         if mapped.height:
             self._ranges.append(_extremes(mapped))

@@ -546,6 +546,86 @@ mod python {
         Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
     }
 
+    /// One record batch of `columns` (name, nullable, array) as an Arrow C stream.
+    fn one_batch(columns: Vec<(&str, bool, ArrayRef)>) -> PyResult<BatchStream> {
+        let schema = Arc::new(Schema::new(
+            columns.iter().map(|(name, nullable, a)| Field::new(*name, a.data_type().clone(), *nullable)).collect::<Vec<_>>(),
+        ));
+        let batch = RecordBatch::try_new(schema.clone(), columns.into_iter().map(|c| c.2).collect())
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(BatchStream::new(RecordBatchIterator::new([Ok(batch)], schema)))
+    }
+
+    /// Numbering(bases): `relative_numbers` for a trace read piece by piece (see
+    /// `seqnum::Numbering`). `bases`: stream u32, down bool, base i64, one row per subflow
+    /// direction that sends anything (`relative_numbers`' second output).
+    #[pyclass(module = "pcapdecode")]
+    struct Numbering(crate::seqnum::Numbering, Vec<bool>);
+
+    #[pymethods]
+    impl Numbering {
+        #[new]
+        fn new(bases: Bound<'_, PyAny>) -> PyResult<Self> {
+            let b = import_batches(&bases)?;
+            let (stream, down, base) = (values::<UInt32Type>(&b, "stream")?, flags(&b, "down")?, values::<Int64Type>(&b, "base")?);
+            let slots = crate::rtt::slots(&stream, &[]);
+            let mut per_key = vec![None; slots];
+            for i in 0..stream.len() {
+                per_key[crate::rtt::key(stream[i], down[i]) as usize] = Some(base[i]);
+            }
+            let known = per_key.iter().map(Option::is_some).collect();
+            Ok(Numbering(crate::seqnum::Numbering::new(per_key), known))
+        }
+
+        /// feed(packets) -> Arrow C stream of (rel_seq i64, rel_ack i64 with nulls), one
+        /// row per packet. `packets`, the next piece in frame order: stream u32, down bool,
+        /// seq u32, ack u32, ackf bool, no nulls; each sender among the bases.
+        fn feed(&mut self, py: Python<'_>, packets: Bound<'_, PyAny>) -> PyResult<BatchStream> {
+            let p = import_batches(&packets)?;
+            let (stream, down, seq) = (values::<UInt32Type>(&p, "stream")?, flags(&p, "down")?, values::<UInt32Type>(&p, "seq")?);
+            let (ack, ackf) = (values::<UInt32Type>(&p, "ack")?, flags(&p, "ackf")?);
+            if let Some(i) = (0..stream.len()).find(|&i| !self.1.get(crate::rtt::key(stream[i], down[i]) as usize).copied().unwrap_or(false)) {
+                return Err(PyValueError::new_err(format!("Numbering.feed: stream {} (down: {}) has no base", stream[i], down[i])));
+            }
+            let state = &mut self.0;
+            let (rel_seq, rel_ack, has_ack) = py.detach(|| {
+                state.feed(&crate::seqnum::Packets { stream: &stream, down: &down, seq: &seq, ack: &ack, ackf: &ackf })
+            });
+            one_batch(vec![
+                ("rel_seq", false, Arc::new(Int64Array::from(rel_seq))),
+                ("rel_ack", true, Arc::new(Int64Array::new(rel_ack.into(), Some(NullBuffer::from(has_ack))))),
+            ])
+        }
+    }
+
+    /// Mappings(maps): `map_dsn` for a trace read piece by piece (see
+    /// `dsnmap::Mappings`): `maps` as `map_dsn` takes them, all of the trace's.
+    #[pyclass(module = "pcapdecode")]
+    struct Mappings(crate::dsnmap::Mappings);
+
+    #[pymethods]
+    impl Mappings {
+        #[new]
+        fn new(maps: Bound<'_, PyAny>) -> PyResult<Self> {
+            let m = import_batches(&maps)?;
+            let (stream, ssn, len) = (values::<UInt32Type>(&m, "stream")?, values::<Int64Type>(&m, "map_ssn")?, values::<Int64Type>(&m, "mp_map_len")?);
+            let dsn = nullable::<Int64Type>(&m, "map_dsn")?;
+            let maps = crate::dsnmap::Maps { stream: &stream, ssn: &ssn, len: &len, dsn: crate::seqrows::Nullable { values: &dsn.0, valid: dsn.1.as_ref() } };
+            Ok(Mappings(crate::dsnmap::Mappings::new(&maps)))
+        }
+
+        /// feed(data) -> Arrow C stream of dsn_rel i64 (nulls: no mapping covers the
+        /// byte), one row per row of `data` (the next piece's: stream u32, rel_seq i64, no
+        /// nulls).
+        fn feed(&mut self, py: Python<'_>, data: Bound<'_, PyAny>) -> PyResult<BatchStream> {
+            let d = import_batches(&data)?;
+            let (stream, seq) = (values::<UInt32Type>(&d, "stream")?, values::<Int64Type>(&d, "rel_seq")?);
+            let state = &mut self.0;
+            let (v, ok) = py.detach(|| state.feed(&crate::dsnmap::Data { stream: &stream, seq: &seq }));
+            one_batch(vec![("dsn_rel", true, Arc::new(Int64Array::new(v.into(), Some(NullBuffer::from(ok)))))])
+        }
+    }
+
     #[pymodule]
     fn pcapdecode(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(in_order_times, m)?)?;
@@ -557,6 +637,8 @@ mod python {
         m.add_function(wrap_pyfunction!(seq_rows, m)?)?;
         m.add_function(wrap_pyfunction!(map_dsn, m)?)?;
         m.add_function(wrap_pyfunction!(retransmitted, m)?)?;
+        m.add_class::<Numbering>()?;
+        m.add_class::<Mappings>()?;
         m.add("FormatError", m.py().get_type::<FormatError>())?;
         Ok(())
     }
