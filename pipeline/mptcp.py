@@ -71,7 +71,6 @@ def relative_dsn_by(frame: pl.DataFrame, raw: str, is64: str, ref: str, by: str)
     return out.select(pl.coalesce("_rel32", "_rel64").alias(raw)).to_series()
 
 
-def absolute_dsn(rel: pl.Series, ref: pl.Series | int) -> pl.Series:
-    """Relative DSNs back to absolute 64-bit ones (modulo 2^64)."""
-    ref = ref.cast(pl.UInt64) if isinstance(ref, pl.Series) else pl.Series([ref], dtype=pl.UInt64)
-    return rel.cast(pl.Int64).reinterpret(signed=False) + ref
+def absolute_dsn(rel: str, ref: pl.Expr) -> pl.Expr:
+    """Relative DSNs (column ``rel``) back to absolute 64-bit ones (modulo 2^64) from ``ref``."""
+    return pl.col(rel).cast(pl.Int64).reinterpret(signed=False) + ref.cast(pl.UInt64)

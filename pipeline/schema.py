@@ -283,12 +283,13 @@ def legacy_direction(table: str, df: pl.DataFrame) -> pl.DataFrame:
     return df
 
 
-def conform(table: str, df: pl.DataFrame) -> pl.DataFrame:
+def conform(table: str, df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
     """Select and cast ``df`` to the table's schema, adding missing columns as nulls."""
     schema = TABLES[table]
+    have = df.collect_schema().names()
     return df.select(
         [
-            (pl.col(c) if c in df.columns else pl.lit(None)).cast(t).alias(c)
+            (pl.col(c) if c in have else pl.lit(None)).cast(t).alias(c)
             for c, t in schema.items()
         ]
     )

@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from . import ditg, flows, metadoc, metrics, mptcp, owd, sanity, schema, seqgrap
 from .inputs import not_regular, sort_pcaps
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
-Tables = dict[str, pl.DataFrame]
+# table name -> its rows: a DataFrame, or a LazyFrame over a spill (a streamed trace's
+# per-packet tables; ``store`` writes them piece by piece)
+Tables = dict[str, pl.DataFrame | pl.LazyFrame]
 
 
 def problem(run_id: str | None, source: str, stage: str, reason: str) -> dict:
@@ -136,40 +139,90 @@ def _in_background(fn, *args) -> Future:
         pool.shutdown(wait=False)  # the thread ends with its one task
 
 
+@dataclass
+class Measures:
+    """What a trace's tables are assembled from (``assemble``): computed from the packets
+    held whole (``measure``) or from a spilled trace's pieces (``streamed.measure``).
+    The per-packet ones (``seq``, ``rtt``, ``ofo``) may be LazyFrames over a spill."""
+    counts: pl.DataFrame  # metrics.loss_rate
+    share: pl.DataFrame  # metrics.traffic_share
+    dl: pl.DataFrame  # metrics.download_time
+    seq: pl.DataFrame | pl.LazyFrame  # seqgraph.seq_packets
+    rtt: pl.DataFrame | pl.LazyFrame | None = None  # metrics.rtt_samples (None: not the sender's trace)
+    ack_rtt: pl.DataFrame | None = None  # metrics.ack_rtt_samples' stream, direction, rtt_ms
+    ofo: pl.DataFrame | pl.LazyFrame | None = None  # metrics.ofo_delays (None: not the receiver's trace)
+    delivered: pl.DataFrame | None = None  # metrics.delivered_per_second
+    owd_data: pl.DataFrame | None = None  # the data packets owd.half reads (paired traces)
+
+
 def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
                  path_map: dict[str, str], problems: list[dict], paired: bool = False) -> Tables:
     """Rows per subflow/connection and direction that carried data. Loss and RTT come
     only from the sender's trace of a direction, OFO delay and completion time only
     from the receiver's (``vantage`` names whose trace this is)."""
-    p, sf = tr.packets, tr.subflows
-    sf = sf.with_columns(path=pl.col("client_addr").replace_strict(path_map, default=pl.col("client_addr")))
-    ids = {"run_id": run_id, "trace": source}
-    # which directions a value may be read from in this trace
-    sending = [d for d in schema.DIRECTIONS if vantage == _sender(d)]
-    receiving = [d for d in schema.DIRECTIONS if vantage == _receiver(d)]
+    return assemble(measure(tr, vantage, paired), tr.subflows, run_id, source, vantage, path_map, problems,
+                    tr.time_unusable)
 
+
+def sending_receiving(vantage: str | None) -> tuple[list[str], list[str]]:
+    """The directions a value may be read from in a trace of ``vantage``: as their sender, as their receiver."""
+    return ([d for d in schema.DIRECTIONS if vantage == _sender(d)],
+            [d for d in schema.DIRECTIONS if vantage == _receiver(d)])
+
+
+def connection_starts(dl: pl.DataFrame) -> pl.DataFrame:
+    """``conn_id, start_s, syn_captured`` from ``metrics.download_time``'s rows."""
+    return dl.group_by("conn_id").agg(pl.col("start_s").first(), pl.col("syn_captured").first())
+
+
+def measure(tr: flows.Trace, vantage: str | None, paired: bool = False) -> Measures:
+    p, sf = tr.packets, tr.subflows
+    sending, receiving = sending_receiving(vantage)
     data = metrics.retransmissions(p)
     # The time-sequence rows (the biggest table) are built in a thread while the
     # metrics below are computed: polars releases the GIL, and its operations on one
     # trace leave a second core mostly idle.
     seq = _in_background(seqgraph.seq_packets, p, data)
-    counts = metrics.loss_rate(data)
-    share = metrics.traffic_share(p)
+    m = Measures(counts=metrics.loss_rate(data), share=metrics.traffic_share(p), dl=metrics.download_time(p, sf),
+                 seq=pl.DataFrame())
     # impossible timestamps: the time-based metrics' tables, empty
     timed_p, timed_data = (p.clear(), data.clear()) if tr.time_unusable else (p, data)
     # the sender's data rows, copied once with the columns the two RTTs read
     sent = timed_data.lazy().filter(pl.col("direction").is_in(sending)).select(
         "frame", "stream", "direction", "down", "time_s", "rel_seq", "end", "retx").collect() if sending else None
     acks = metrics.acks_of(timed_p) if sending else None  # both RTTs read it: made once
-    rtt = metrics.rtt_samples(timed_p, sent, acks) if sending else None
-    ack_rtt = metrics.ack_rtt_samples(timed_p, sent, acks) if sending else None
+    if sending:
+        m.rtt = metrics.rtt_samples(timed_p, sent, acks)
+        m.ack_rtt = metrics.ack_rtt_samples(timed_p, sent, acks).select("stream", "direction", "rtt_ms")
     del sent, acks
-    ofo = metrics.ofo_delays(timed_p.filter(pl.col("direction").is_in(receiving))) if receiving else None
+    if receiving:
+        m.ofo = metrics.ofo_delays(timed_p.filter(pl.col("direction").is_in(receiving)))
     del timed_p, timed_data
-    dl = metrics.download_time(p, sf)
-    if rtt is not None and rtt.height:
+    if receiving and not tr.time_unusable:
+        starts = connection_starts(m.dl)
+        m.delivered = metrics.delivered_per_second(data.filter(pl.col("direction").is_in(receiving)),
+                                                   starts.filter(pl.col("start_s").is_not_null()))
+    if paired and not tr.time_unusable:
+        m.owd_data = data
+    m.seq = seq.result()
+    return m
+
+
+def height(frame: pl.DataFrame | pl.LazyFrame) -> int:
+    """Rows of a table, held or over a spill."""
+    return frame.height if isinstance(frame, pl.DataFrame) else frame.select(pl.len()).collect().item()
+
+
+def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: str | None,
+             path_map: dict[str, str], problems: list[dict], time_unusable: bool = False) -> Tables:
+    """A trace's tables from its measures (``trace_tables``)."""
+    sf = sf.with_columns(path=pl.col("client_addr").replace_strict(path_map, default=pl.col("client_addr")))
+    ids = {"run_id": run_id, "trace": source}
+    sending, receiving = sending_receiving(vantage)
+    counts, share, dl, rtt, ofo = m.counts, m.share, m.dl, m.rtt, m.ofo
+    if rtt is not None:
         # backwards timestamps: a reply "before" its packet is no round trip
-        negative = rtt.filter(pl.col("rtt_ms") < 0).height
+        negative = height(rtt.filter(pl.col("rtt_ms") < 0))
         if negative:
             rtt = rtt.filter(pl.col("rtt_ms") >= 0)
             problems.append(problem(run_id, source, "metrics",
@@ -193,17 +246,17 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
             **{k: pl.lit(v) for k, v in ids.items()},
         )
     )
-    if rtt is not None and rtt.height:
-        stats = rtt.group_by("stream", "direction").agg(
+    if rtt is not None and height(rtt):
+        stats = rtt.lazy().group_by("stream", "direction").agg(
             pl.len().cast(pl.Int64).alias("rtt_samples"),
             pl.col("rtt_ms").min().alias("rtt_min_ms"),
             pl.col("rtt_ms").mean().alias("rtt_mean_ms"),
             pl.col("rtt_ms").median().alias("rtt_median_ms"),
             pl.col("rtt_ms").max().alias("rtt_max_ms"),
-        )
+        ).collect()
         sub = sub.join(stats, on=["stream", "direction"], how="left")
-    if ack_rtt is not None and ack_rtt.height:
-        sub = sub.join(ack_rtt.filter(pl.col("rtt_ms") >= 0).group_by("stream", "direction").agg(
+    if m.ack_rtt is not None and m.ack_rtt.height:
+        sub = sub.join(m.ack_rtt.filter(pl.col("rtt_ms") >= 0).group_by("stream", "direction").agg(
             pl.len().cast(pl.Int64).alias("rtt_ack_samples"), pl.col("rtt_ms").median().alias("rtt_ack_median_ms")),
             on=["stream", "direction"], how="left")
     if rtt is not None:  # the sender's trace: no sample is a count of 0
@@ -225,13 +278,13 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     conn_quiet = conn_kind.select("conn_id").join(conn_bytes, on="conn_id", how="anti").with_columns(
         direction=pl.lit("down"), payload_bytes=pl.lit(0, pl.Int64))
     conn_rows = pl.concat([conn_bytes, conn_quiet.select(conn_bytes.columns)])
-    starts = dl.group_by("conn_id").agg(pl.col("start_s").first(), pl.col("syn_captured").first())
+    starts = connection_starts(dl)
     conns = (
         conn_rows.join(conn_kind, on="conn_id", how="left")
         .join(starts, on="conn_id", how="left")
         .join(dl.select("conn_id", "direction", "download_time_s"), on=["conn_id", "direction"], how="left")
         .with_columns(
-            download_time_s=pl.when(pl.col("direction").is_in(receiving) & ~pl.lit(tr.time_unusable))
+            download_time_s=pl.when(pl.col("direction").is_in(receiving) & ~pl.lit(time_unusable))
             .then(pl.col("download_time_s")),
             vantage=pl.lit(vantage),
             **{k: pl.lit(v) for k, v in ids.items()},
@@ -251,44 +304,44 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
                                 f"connection {r['conn_id']}: first SYN not captured, {what} unknown"))
 
     path_of = sf.select("stream", "path")
-    delivered = None
-    if receiving and not tr.time_unusable:
-        delivered = metrics.delivered_per_second(data.filter(pl.col("direction").is_in(receiving)),
-                                                 starts.filter(pl.col("start_s").is_not_null()))
     out: Tables = {
         # a frame of every data packet: made only when the other end's trace will be paired with it
-        **({OWD_HALF: owd.half(data, sf)} if paired and not tr.time_unusable else {}),
+        **({OWD_HALF: owd.half(m.owd_data, sf)} if m.owd_data is not None else {}),
         "connections": schema.conform("connections", conns),
         "subflows": schema.conform("subflows", sub),
-        "seq_packets": schema.conform("seq_packets", seq.result().with_columns(
-            **{k: pl.lit(v) for k, v in ids.items()})),
+        "seq_packets": schema.conform("seq_packets", m.seq.with_columns(**{k: pl.lit(v) for k, v in ids.items()})),
     }
-    if delivered is not None:
+    if m.delivered is not None:
         out["delivered_1s"] = schema.conform(
-            "delivered_1s", delivered.join(path_of, on="stream", how="left")
+            "delivered_1s", m.delivered.join(path_of, on="stream", how="left")
             .with_columns(subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}))
     if rtt is not None:
         out["rtt_samples"] = schema.conform(
             "rtt_samples",
-            rtt.join(sf.select("stream", "conn_id", "path"), on="stream", how="left")
+            rtt.join(_like(rtt, sf.select("stream", "conn_id", "path")), on="stream", how="left")
             .with_columns(subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
         )
     if ofo is not None:
         # back to absolute DSNs in the sender's numbering (server IDSN down, client IDSN up)
         idsn = sf.select("conn_id", "server_idsn", "client_idsn").unique("conn_id")
-        ofo = ofo.join(path_of, on="stream", how="left").join(idsn, on="conn_id", how="left").with_columns(
+        ofo = ofo.join(_like(ofo, path_of), on="stream", how="left").join(
+            _like(ofo, idsn), on="conn_id", how="left").with_columns(
             ref=pl.when(pl.col("direction") == "down").then("server_idsn").otherwise("client_idsn"))
-        dsn = mptcp.absolute_dsn(ofo["dsn_rel"], ofo["ref"].fill_null(0))
-        never = ofo.filter(pl.col("ofo_delay_ms").is_null()).height
+        never = height(ofo.filter(pl.col("ofo_delay_ms").is_null()))
         if never:
             problems.append(problem(run_id, source, "metrics",
                                     f"{never} packets never became in order (a gap in the trace); their OFO delay is empty"))
         out["ofo_samples"] = schema.conform(
             "ofo_samples",
-            ofo.with_columns(dsn=dsn, subflow_id=pl.col("stream"),
-                             **{k: pl.lit(v) for k, v in ids.items()}),
+            ofo.with_columns(dsn=mptcp.absolute_dsn("dsn_rel", pl.col("ref").fill_null(0)),
+                             subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
         )
     return out
+
+
+def _like(frame: pl.DataFrame | pl.LazyFrame, other: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame:
+    """``other`` lazy when ``frame`` is (a join's two sides must be alike)."""
+    return other.lazy() if isinstance(frame, pl.LazyFrame) else other
 
 
 _JSON_NAMES = {str: "a string", int: "an integer", dict: "an object", list: "a list", float: "a number",

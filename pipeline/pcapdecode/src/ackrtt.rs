@@ -80,6 +80,104 @@ pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
     (ack_rows, seg_rows)
 }
 
+/// A sample of a streamed trace: the ACK's frame and time, its subflow direction
+/// (`key`), and the time of the segment it times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckSample {
+    pub ack_frame: u32,
+    pub ack_time: f64,
+    pub k: usize,
+    pub seg_time: f64,
+}
+
+/// One subflow direction of `AckRtt`.
+#[derive(Default)]
+struct Way {
+    /// the cumulative ACK
+    cum: Option<i64>,
+    /// the segment ending highest at or below it: (end, frame, time)
+    best: Option<(i64, u32, f64)>,
+    /// segments ending above it, by end: the first sent of each (frame, time)
+    above: std::collections::BTreeMap<i64, (u32, f64)>,
+    /// samples a later segment may still void: (the timed segment's end, the ACK's value, sample)
+    open: Vec<(i64, i64, AckSample)>,
+}
+
+/// `ack_rtt_samples` as a state fed with a trace's packets in frame order (a trace read
+/// in chunks): `segment` for each first transmission (and SYN), `ack` for each packet
+/// carrying a cumulative ACK. The definition looks ahead: an ACK times the segment
+/// ending highest at or below its value among all of the trace's, and gives no sample
+/// when that one was sent after it. So a sample is final at once when its segment ends
+/// at the ACK's value (no later segment can end between the two); otherwise it stays
+/// open, and a later first transmission ending between them voids it. `ready` hands
+/// out the final samples, `close` the open ones left.
+#[derive(Default)]
+pub struct AckRtt {
+    ways: Vec<Way>,
+    ready: Vec<AckSample>,
+}
+
+impl AckRtt {
+    fn way(&mut self, k: usize) -> &mut Way {
+        if k >= self.ways.len() {
+            self.ways.resize_with(k + 1, Way::default);
+        }
+        &mut self.ways[k]
+    }
+
+    pub fn segment(&mut self, k: usize, frame: u32, time: f64, end: i64) {
+        let w = self.way(k);
+        if w.cum.is_some_and(|c| end <= c) {
+            // sent after ACKs already past it: it hides the segment those ACKs timed
+            w.open.retain(|&(timed, value, _)| !(timed < end && end <= value));
+            if w.best.is_none_or(|b| end > b.0) {
+                w.best = Some((end, frame, time)); // the first sent of its end (an earlier one would be best)
+            }
+        } else {
+            w.above.entry(end).or_insert((frame, time));
+        }
+    }
+
+    pub fn ack(&mut self, k: usize, frame: u32, time: f64, ack: i64) {
+        let w = self.way(k);
+        if w.cum.is_some_and(|c| ack <= c) {
+            return; // the cumulative ACK did not move
+        }
+        w.cum = Some(ack);
+        let higher = w.above.split_off(&(ack + 1));
+        let covered = std::mem::replace(&mut w.above, higher);
+        if let Some((&end, &(f, t))) = covered.iter().next_back() {
+            if w.best.is_none_or(|b| end > b.0) {
+                w.best = Some((end, f, t));
+            }
+        }
+        let Some((end, f, t)) = w.best else { return };
+        if f >= frame {
+            return;
+        }
+        let sample = AckSample { ack_frame: frame, ack_time: time, k, seg_time: t };
+        if end == ack {
+            self.ready.push(sample);
+        } else {
+            w.open.push((end, ack, sample));
+        }
+    }
+
+    /// The samples final since the last call.
+    pub fn ready(&mut self) -> Vec<AckSample> {
+        std::mem::take(&mut self.ready)
+    }
+
+    /// After the last packet: the samples still open (none can be voided now).
+    pub fn close(&mut self) -> Vec<AckSample> {
+        let mut out = self.ready();
+        for w in self.ways.iter_mut() {
+            out.extend(w.open.drain(..).map(|o| o.2));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +206,31 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The state fed in frame order, whatever the pieces, gives the whole-trace samples.
+    fn streamed(segs: &Segments, acks: &Acks, times: &[f64], ack_times: &[f64]) -> Vec<(u32, u32)> {
+        let mut ev: Vec<(u32, bool, usize)> = (0..segs.frame.len()).map(|i| (segs.frame[i], false, i))
+            .chain((0..acks.frame.len()).map(|i| (acks.frame[i], true, i))).collect();
+        // a frame's ACK after its segments: a packet's data and ACK are of two ways
+        ev.sort_by_key(|e| (e.0, e.1, e.2));
+        let mut st = AckRtt::default();
+        let mut out = Vec::new();
+        for (n, &(_, is_ack, i)) in ev.iter().enumerate() {
+            if is_ack {
+                st.ack(key(acks.stream[i], acks.down[i]) as usize, acks.frame[i], ack_times[i], acks.ack[i]);
+            } else {
+                st.segment(key(segs.stream[i], segs.down[i]) as usize, segs.frame[i], times[i], segs.end[i]);
+            }
+            if n % 3 == 0 {
+                out.extend(st.ready());
+            }
+        }
+        out.extend(st.close());
+        // (ACK row, segment row) from the times, which name them here
+        let mut got: Vec<(u32, u32)> = out.iter().map(|s| (s.ack_time as u32, s.seg_time as u32)).collect();
+        got.sort_unstable();
+        got
     }
 
     #[test]
@@ -145,6 +268,12 @@ mod tests {
             let got = ack_rtt_samples(&segs, &acks);
             samples += got.0.len();
             assert_eq!(got, by_definition(&segs, &acks), "case {case}");
+            // the streamed state: each sample named by its rows, carried in its times
+            let seg_times: Vec<f64> = (0..fr.len()).map(|r| r as f64).collect();
+            let ack_times: Vec<f64> = (0..afr.len()).map(|r| r as f64).collect();
+            let mut want: Vec<(u32, u32)> = got.0.iter().copied().zip(got.1.iter().copied()).collect();
+            want.sort_unstable();
+            assert_eq!(streamed(&segs, &acks, &seg_times, &ack_times), want, "case {case}, streamed");
         }
         assert!(samples > 500, "the generated traces give few samples ({samples})");
     }

@@ -42,9 +42,16 @@ impl InOrder {
     }
 
     pub fn feed(&mut self, times: &[f64], starts: &[i64], lengths: &[i64]) -> Vec<(usize, f64)> {
+        let ids: Vec<usize> = (self.seen..self.seen + times.len()).collect();
+        self.feed_ids(&ids, times, starts, lengths)
+    }
+
+    /// `feed` with the packets named by the caller (`ids`, increasing: a trace's rows,
+    /// when several connections' packets are fed in one arrival order).
+    pub fn feed_ids(&mut self, ids: &[usize], times: &[f64], starts: &[i64], lengths: &[i64]) -> Vec<(usize, f64)> {
         let mut out = Vec::with_capacity(times.len());
         for i in 0..times.len() {
-            let at = self.seen + i;
+            let at = ids[i];
             if starts[i] <= self.frontier {
                 out.push((at, times[i]));
                 self.frontier = self.frontier.max(starts[i] + lengths[i]);

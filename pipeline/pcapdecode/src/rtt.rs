@@ -90,23 +90,38 @@ pub fn rtt_samples(sent: &Sent, acks: &Acks) -> (Vec<u32>, Vec<f64>) {
             a += 1;
         } else {
             let i = data[d] as usize;
-            rtt.sent(key(sent.stream[i], sent.down[i]), i as u32, sent.frame[i], sent.seq[i], sent.end[i], sent.retx[i]);
+            rtt.sent(key(sent.stream[i], sent.down[i]), i as u32, sent.frame[i], sent.seq[i], sent.end[i], sent.retx[i], 0.0);
             d += 1;
         }
     }
     rtt.finish()
 }
 
-/// A data packet waiting for its sample: (end, frame, row, first byte).
-type Waiting = (i64, u32, u32, i64);
+/// A data packet waiting for its sample: (end, frame, row, first byte, its time's bits;
+/// frames are unique, so the time never decides the order).
+type Waiting = (i64, u32, u32, i64, u64);
+
+/// A sample: the data packet (frame, row), the time of the ACK that gives it, its
+/// subflow direction (`key`), its bytes, and its own time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    pub frame: u32,
+    pub row: u32,
+    pub ack_time: f64,
+    pub k: usize,
+    pub seq: i64,
+    pub end: i64,
+    pub sent_time: f64,
+}
 
 /// Chen's RTT as a state fed with a trace's packets in frame order (a trace read in
 /// chunks): `sent` for each data packet of the sending directions, `ack` for each
 /// cumulative ACK (keyed by the direction of the data it acknowledges). A sample waits
 /// for the ACK value covering its packet, then for that value's last ACK (its time is
 /// the earliest of them); Karn's rule can void it until the trace ends (a later
-/// retransmission of its bytes), so `finish` hands the samples out. Subflows are
-/// numbered densely (`key`; `dense_streams` renumbers others).
+/// retransmission of its bytes): `finish` hands the samples out, or a streamed trace
+/// takes them as they settle (`drain`), then `close`s the state and keeps those that
+/// `karn_keeps`. Subflows are numbered densely (`key`; `dense_streams` renumbers others).
 pub struct Rtt {
     /// per subflow direction: the cumulative ACK, and when its value was first reached
     cum: Vec<Option<i64>>,
@@ -116,8 +131,8 @@ pub struct Rtt {
     pending: Vec<BinaryHeap<Reverse<Waiting>>>,
     /// packets covered by the current value, waiting for its time to be final
     covered: Vec<Vec<Waiting>>,
-    /// (frame, row, ACK time, key, first byte, end)
-    samples: Vec<(u32, u32, f64, usize, i64, i64)>,
+    samples: Vec<Sample>,
+    /// per subflow direction: the retransmitted byte ranges (merged by `close`)
     retransmitted: Vec<Vec<(i64, i64)>>,
 }
 
@@ -134,13 +149,18 @@ impl Rtt {
         }
     }
 
-    pub fn sent(&mut self, k: u64, row: u32, frame: u32, seq: i64, end: i64, retx: bool) {
+    /// How many subflow directions the state has room for (`key` below it).
+    pub fn slots(&self) -> usize {
+        self.cum.len()
+    }
+
+    pub fn sent(&mut self, k: u64, row: u32, frame: u32, seq: i64, end: i64, retx: bool, time: f64) {
         let k = k as usize;
         if retx {
             self.retransmitted[k].push((seq, end));
         } else if self.cum[k].is_none_or(|c| c < end) {
             // (already covered: by a value reached before it, so no sample)
-            self.pending[k].push(Reverse((end, frame, row, seq)));
+            self.pending[k].push(Reverse((end, frame, row, seq, time.to_bits())));
         }
     }
 
@@ -168,13 +188,19 @@ impl Rtt {
     /// The packets covered by a subflow's current value get its time (now final).
     fn settle(&mut self, k: usize) {
         let t = self.reached_time[k];
-        for (end, frame, row, seq) in self.covered[k].drain(..) {
-            self.samples.push((frame, row, t, k, seq, end));
+        for (end, frame, row, seq, sent) in self.covered[k].drain(..) {
+            self.samples.push(Sample { frame, row, ack_time: t, k, seq, end, sent_time: f64::from_bits(sent) });
         }
     }
 
-    /// The samples, as `rtt_samples` gives them, once every packet has been fed.
-    pub fn finish(mut self) -> (Vec<u32>, Vec<f64>) {
+    /// The samples settled since the last call, before Karn's rule (`karn_keeps`).
+    pub fn drain(&mut self) -> Vec<Sample> {
+        std::mem::take(&mut self.samples)
+    }
+
+    /// After the last packet: the samples still to settle (as `drain`), and the
+    /// retransmitted ranges merged for `karn_keeps`.
+    pub fn close(&mut self) -> Vec<Sample> {
         for k in 0..self.covered.len() {
             self.settle(k);
         }
@@ -190,18 +216,26 @@ impl Rtt {
             }
             *ranges = merged;
         }
-        let retransmitted = &self.retransmitted;
-        // the last merged range starting before a packet's end is the only one that can
-        // hold some of its bytes
-        self.samples.retain(|&(_, _, _, k, s, e)| {
-            let r = &retransmitted[k];
-            let j = r.partition_point(|x| x.0 < e);
-            !(j > 0 && r[j - 1].1 > s)
-        });
-        if !self.samples.is_sorted_by_key(|s| (s.0, s.1)) {
-            self.samples.sort_unstable_by_key(|s| (s.0, s.1));
+        self.drain()
+    }
+
+    /// Karn's rule, once `close`d: does a sample of `k`'s bytes `seq..end` stand (none
+    /// of its bytes was retransmitted)? The last merged range starting before its end is
+    /// the only one that can hold some of them.
+    pub fn karn_keeps(&self, k: usize, seq: i64, end: i64) -> bool {
+        let Some(r) = self.retransmitted.get(k) else { return true };
+        let j = r.partition_point(|x| x.0 < end);
+        !(j > 0 && r[j - 1].1 > seq)
+    }
+
+    /// The samples, as `rtt_samples` gives them, once every packet has been fed.
+    pub fn finish(mut self) -> (Vec<u32>, Vec<f64>) {
+        let mut samples = self.close();
+        samples.retain(|s| self.karn_keeps(s.k, s.seq, s.end));
+        if !samples.is_sorted_by_key(|s| (s.frame, s.row)) {
+            samples.sort_unstable_by_key(|s| (s.frame, s.row));
         }
-        self.samples.into_iter().map(|(_, row, t, ..)| (row, t)).unzip()
+        samples.into_iter().map(|s| (s.row, s.ack_time)).unzip()
     }
 }
 

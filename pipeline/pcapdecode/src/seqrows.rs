@@ -168,6 +168,11 @@ impl SeqRows {
         (subflows, conns)
     }
 
+    /// How many packets were fed before (`Rows.row` counts from the trace's first).
+    pub fn rows_before(&self) -> usize {
+        self.rows_before
+    }
+
     pub fn feed(&mut self, p: &Piece) -> Rows {
         let n = p.stream.len();
         let conn_of = |i: usize| (p.conn[i] != NONE).then_some(p.conn[i]);
