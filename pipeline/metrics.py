@@ -37,16 +37,21 @@ def retransmissions(p: pl.DataFrame) -> pl.DataFrame:
     them). MPTCP reinjections travel with new subflow sequence numbers, so a
     reinjection on another subflow is not a retransmission of that subflow.
     """
-    # the ACK columns stay behind: no metric reads them from the data packets, and a long
-    # trace's data rows are copied here
-    d = _data(p.drop("rel_ack", "dack_rel", strict=False)).sort("frame").with_columns(
-        end=pl.col("rel_seq") + pl.col("payload_bytes").cast(pl.Int64))
+    d = data_rows(p)
     native = _retransmitted_native(d)
     if native is not None:
         return d.with_columns(native)
     return d.with_columns(
         retx=pl.col("rel_seq") < pl.col("end").cum_max().shift(1).over(SUB).fill_null(pl.col("rel_seq").min().over(SUB))
     )
+
+
+def data_rows(p: pl.DataFrame) -> pl.DataFrame:
+    """The data packets in frame order, with ``end`` (one past the last byte)."""
+    # the ACK columns stay behind: no metric reads them from the data packets, and a long
+    # trace's data rows are copied here
+    return _data(p.drop("rel_ack", "dack_rel", strict=False)).sort("frame").with_columns(
+        end=pl.col("rel_seq") + pl.col("payload_bytes").cast(pl.Int64))
 
 
 def _retransmitted_native(d: pl.DataFrame) -> pl.Series | None:
@@ -75,10 +80,19 @@ def loss_rate(data: pl.DataFrame) -> pl.DataFrame:
     data packets sent by the server on the flow." Server trace (uploads: the
     client's packets, client trace).
     """
+    return with_loss_rate(loss_counts(data))
+
+
+def loss_counts(data: pl.DataFrame) -> pl.DataFrame:
+    """``loss_rate``'s counts (sums: a trace's pieces' add up)."""
     return data.group_by(SUB).agg(
         pl.len().cast(pl.Int64).alias("data_packets"),
         pl.col("retx").sum().cast(pl.Int64).alias("retransmitted_packets"),
-    ).with_columns(loss_rate=pl.col("retransmitted_packets") / pl.col("data_packets"))
+    )
+
+
+def with_loss_rate(counts: pl.DataFrame) -> pl.DataFrame:
+    return counts.with_columns(loss_rate=pl.col("retransmitted_packets") / pl.col("data_packets"))
 
 
 def acks_of(p: pl.DataFrame) -> pl.DataFrame:
@@ -261,12 +275,22 @@ def download_time(p: pl.DataFrame, subflows: pl.DataFrame) -> pl.DataFrame:
     first SYN to the last data packet the server receives (server trace). Null when
     the first SYN was not captured or no data went that way.
     """
+    return download_time_from(last_data(p), subflows)
+
+
+def last_data(p: pl.DataFrame) -> pl.DataFrame:
+    """``conn_id, direction, last_data_s``: each connection's last data packet each way
+    (a maximum: a trace's pieces' reduce to the trace's)."""
+    return (_data(p.lazy().select(*CONN, "time_s", "payload_bytes")).group_by(CONN)
+            .agg(pl.col("time_s").max().alias("last_data_s")).collect())
+
+
+def download_time_from(last: pl.DataFrame, subflows: pl.DataFrame) -> pl.DataFrame:
+    """``download_time`` from ``last_data``."""
     first_syn = subflows.group_by("conn_id").agg(
         pl.col("t_syn").filter(pl.col("is_primary")).min().alias("syn_s"),
         pl.col("t_first").min().alias("first_s"),
     )
-    last = (_data(p.lazy().select(*CONN, "time_s", "payload_bytes")).group_by(CONN)
-            .agg(pl.col("time_s").max().alias("last_data_s")).collect())
     return first_syn.join(last, on="conn_id", how="left").with_columns(
         start_s=pl.coalesce("syn_s", "first_s"),
         download_time_s=pl.col("last_data_s") - pl.col("syn_s"),
@@ -304,14 +328,19 @@ def traffic_share(p: pl.DataFrame) -> pl.DataFrame:
     included: bytes the path carried) over the connection's. Uploads: the client's
     payload bytes, per direction.
     """
-    return (
-        # only the columns summed: the data rows of a long trace are not copied whole
-        _data(p.lazy().select("stream", "conn_id", "direction", "payload_bytes"))
-        .group_by("stream", "conn_id", "direction")
-        .agg(pl.col("payload_bytes").cast(pl.Int64).sum().alias("payload_bytes"))
-        .with_columns(traffic_share=pl.col("payload_bytes") / pl.col("payload_bytes").sum().over(CONN))
-        .collect()
-    )
+    return with_traffic_share(subflow_bytes(p))
+
+
+def subflow_bytes(p: pl.DataFrame) -> pl.DataFrame:
+    """``traffic_share``'s sums: ``stream, conn_id, direction, payload_bytes``."""
+    # only the columns summed: the data rows of a long trace are not copied whole
+    return (_data(p.lazy().select("stream", "conn_id", "direction", "payload_bytes"))
+            .group_by("stream", "conn_id", "direction")
+            .agg(pl.col("payload_bytes").cast(pl.Int64).sum().alias("payload_bytes")).collect())
+
+
+def with_traffic_share(b: pl.DataFrame) -> pl.DataFrame:
+    return b.with_columns(traffic_share=pl.col("payload_bytes") / pl.col("payload_bytes").sum().over(CONN))
 
 
 def ofo_delays(p: pl.DataFrame) -> pl.DataFrame:

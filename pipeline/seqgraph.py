@@ -107,18 +107,29 @@ def _seq_packets_native(p: pl.DataFrame, data: pl.DataFrame) -> pl.DataFrame | N
         from pcapdecode import seq_rows
     except ImportError:
         return None
-    cols = p.select(pl.col("stream").cast(pl.UInt32), pl.col("conn_id").cast(pl.Int32), "down",
-                    pl.col("payload_bytes").cast(pl.UInt32), pl.col("dsn_rel").cast(pl.Int64),
-                    pl.col("rel_ack").cast(pl.Int64), pl.col("dack_rel").cast(pl.Int64))
+    cols = native_columns(p)
     frames = p["frame"]
     if (not frames.is_sorted() or (frames.len() > 1 and (frames[1:] == frames[:-1]).any())
             or cols.select(pl.any_horizontal(pl.col("stream", "down", "payload_bytes").is_null().any())).item()):
         return None
     rows = pl.DataFrame(seq_rows(cols.rechunk()))  # one chunk: read in place, no copy
     del cols
-    is_data = rows["data"]
     # the data rows come in frame order, as ``data``'s rows (p's data packets) sorted
     retx = data["retx"] if data["frame"].is_sorted() else data.sort("frame")["retx"]
+    return seq_frame(p, rows, retx)
+
+
+def native_columns(p: pl.DataFrame) -> pl.DataFrame:
+    """What the native pass reads of the packets (``pcapdecode.seq_rows``)."""
+    return p.select(pl.col("stream").cast(pl.UInt32), pl.col("conn_id").cast(pl.Int32), "down",
+                    pl.col("payload_bytes").cast(pl.UInt32), pl.col("dsn_rel").cast(pl.Int64),
+                    pl.col("rel_ack").cast(pl.Int64), pl.col("dack_rel").cast(pl.Int64))
+
+
+def seq_frame(p: pl.DataFrame, rows: pl.DataFrame, retx: pl.Series) -> pl.DataFrame | None:
+    """``seq_packets``' rows from the native pass's ``rows`` (of ``p``'s packets) and the
+    data packets' ``retx`` flags (in frame order); None when they do not match."""
+    is_data = rows["data"]
     at = is_data.arg_true()
     if at.len() != retx.len():
         return None

@@ -11,10 +11,11 @@ subflows and notes equal to ``build_trace``'s on every test capture in time orde
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import polars as pl
 
-from . import flows
+from . import flows, metrics, seqgraph, tables
 from .spill import Digest, Spill
 
 
@@ -53,12 +54,19 @@ class Trace:
             raise InMemory("a packet's direction is unknown")
         self.subflows = sf.join(flows.seq_bases_of(self._bases), on="stream", how="left")
         self._mp = sf.filter(pl.col("kind") != "tcp")
-        sent = digest.sent()
-        self._carrying = sent.filter(pl.col("sent") > 0)["stream"]
+        sent = digest.sent().filter(pl.col("sent") > 0)
+        self._carrying = sent["stream"]
+        # which subflows and connections carried data which way (a null direction is "up")
+        self.carried = flows.with_direction(sent, sf).select("stream", "conn_id", pl.col("down").fill_null(False))
         self._mappings: dict[str, tuple[object, list[int]]] = {}
         self._map_notes: dict[str, list[str]] = {}
         if self._mp.height:
             self._read_mappings()
+
+    @staticmethod
+    def empty_packets() -> pl.DataFrame:
+        """No packets, as ``packets()`` gives them (an empty table's columns and types)."""
+        return pl.DataFrame(schema=flows.TRACE_PACKETS)
 
     def _numbered(self, numbering, piece: pl.DataFrame) -> pl.DataFrame:
         q = flows.with_direction(piece, self.subflows)
@@ -91,6 +99,10 @@ class Trace:
                                 pl.col("mp_map_len").cast(pl.Int64), pl.col("map_dsn").cast(pl.Int64))
                 if sum(m.drop("map_dsn").null_count().row(0)):
                     raise InMemory("a DSS mapping's numbers are unknown")
+                if (m["map_dsn"].min() or 1) < 1:
+                    # the out-of-order loop starts at a connection's lowest DSN, known only
+                    # once every packet is mapped; from byte 1 when no mapping is below it
+                    raise InMemory("data below its connection's first data sequence number")
                 self._mappings[d] = (self._Mappings(m.rechunk()), no_isn)
 
     def packets(self) -> Iterator[pl.DataFrame]:
@@ -117,3 +129,140 @@ class Trace:
         for d in flows.DIRECTIONS:
             notes += self._map_notes.get(d, []) + flows.unmapped_notes(unmapped[d], d)
         self.notes = notes + flows.one_way_notes(self.subflows, self._carrying)
+
+
+# A capture this large (bytes) is analysed from a spill: its packets are never held
+# whole. Smaller ones are read into memory, which is faster for them.
+STREAM_FROM_BYTES = 64 << 20
+
+
+def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
+    """``tables.measure`` of a spilled trace, piece by piece: the native states carry
+    each metric from one piece to the next, sums and extremes add up, and the
+    per-packet rows go to Parquet files in ``out`` (the measures hold LazyFrames over them)."""
+    from pcapdecode import AckRtt, InOrder, Retransmissions, Rtt, SeqRows
+    sf = tr.subflows
+    sending, receiving = tables.sending_receiving(vantage)
+    carried = tr.carried  # stream, conn_id, down: what carried data which way
+    up = pl.col("down").not_()
+    seqrows = SeqRows(carried.select(pl.col("stream").cast(pl.UInt32), up=up).unique(),
+                      carried.filter(pl.col("conn_id").is_not_null()).select(
+                          conn=pl.col("conn_id").cast(pl.UInt32), up=up).unique())
+    retransmissions = Retransmissions()
+    streams = int(sf["stream"].max()) if sf.height else 0
+    rtt, ack_rtt = (Rtt(streams), AckRtt()) if sending else (None, None)
+    # the directions the SYNs are timed in (``metrics.ack_rtt_samples``): those with data
+    sent_dirs = carried.select(pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up"))).to_series()
+    sent_dirs = [d for d in sending if d in sent_dirs.to_list()]
+    groups = 2 * (int(sf["conn_id"].max()) + 1) if sf.height else 0
+    # every group's data from byte 1 on (``Trace`` sends a trace with data below it to memory)
+    in_order = InOrder([1] * groups) if receiving else None
+    starts = tables.connection_starts(metrics.download_time_from(_NO_LAST, sf)).filter(pl.col("start_s").is_not_null())
+    counts, share, last, delivered, ack_samples = [], [], [], [], []
+    pending = None  # received data packets not yet in order
+    ids = 0
+    files: dict[str, list[Path]] = {"seq": [], "rtt_raw": [], "ofo": []}
+    for q in tr.packets():
+        d = metrics.data_rows(q)
+        d = d.with_columns(pl.DataFrame(retransmissions.feed(d.select(
+            pl.col("stream").cast(pl.UInt32), down=pl.col("direction") == "down",
+            rel_seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64)).rechunk())).to_series())
+        counts.append(metrics.loss_counts(d))
+        share.append(metrics.subflow_bytes(q))
+        last.append(metrics.last_data(q))
+        seq = seqgraph.seq_frame(q, pl.DataFrame(seqrows.feed(seqgraph.native_columns(q).rechunk())), d["retx"])
+        _write(out, files["seq"], seq)
+        if sending:
+            acks = metrics.acks_of(q).select(pl.col("stream").cast(pl.UInt32), "down", pl.col("frame").cast(pl.UInt32),
+                                             "time_s", pl.col("ack").cast(pl.Int64)).rechunk()
+            sent = d.filter(pl.col("direction").is_in(sending)).select(
+                pl.col("stream").cast(pl.UInt32), pl.col("down").fill_null(False), pl.col("frame").cast(pl.UInt32),
+                seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64), retx="retx", time_s="time_s")
+            _write(out, files["rtt_raw"], pl.DataFrame(rtt.feed(sent.rechunk(), acks)))
+            syn = q.filter(pl.col("rel_seq") == 0, pl.col("payload_bytes") == 0, pl.col("direction").is_in(sent_dirs))
+            segs = pl.concat([d.filter(~pl.col("retx"), pl.col("direction").is_in(sending)).select(
+                "frame", "stream", "down", "time_s", "end"), syn.select(
+                "frame", "stream", "down", "time_s", end=pl.lit(1, pl.Int64))]).sort("frame").select(
+                pl.col("stream").cast(pl.UInt32), pl.col("down").fill_null(False), pl.col("frame").cast(pl.UInt32),
+                pl.col("end").cast(pl.Int64), "time_s")
+            ack_samples.append(_ack_rtts(ack_rtt.feed(segs.rechunk(), acks)))
+        if receiving:
+            r = d.filter(pl.col("direction").is_in(receiving))
+            delivered.append(metrics.delivered_per_second(r, starts))
+            o = r.filter(pl.col("dsn_rel").is_not_null()).select(
+                "frame", "stream", "conn_id", "direction", "time_s", "dsn_rel", "payload_bytes")
+            o = o.with_columns(id=pl.int_range(ids, ids + o.height, dtype=pl.UInt64))
+            ids += o.height
+            done = pl.DataFrame(in_order.feed(o.select(
+                "id", group=(pl.col("conn_id").cast(pl.UInt32) * 2 + (pl.col("direction") == "up")).cast(pl.UInt32),
+                time_s="time_s", dsn_rel="dsn_rel", payload_bytes=pl.col("payload_bytes").cast(pl.Int64)).rechunk()))
+            waiting = o if pending is None else pl.concat([pending, o])
+            _write(out, files["ofo"], _ofo_rows(waiting.join(done, on="id", how="inner")))
+            pending = waiting.join(done, on="id", how="anti")
+    m = tables.Measures(
+        counts=metrics.with_loss_rate(_summed(counts, metrics.SUB, ["data_packets", "retransmitted_packets"])),
+        share=metrics.with_traffic_share(_summed(share, ["stream", "conn_id", "direction"], ["payload_bytes"])),
+        dl=metrics.download_time_from(pl.concat(last).group_by(metrics.CONN).agg(pl.col("last_data_s").max())
+                                      if last else _NO_LAST, sf),
+        seq=_scan(files["seq"], seqgraph.seq_packets(tr.empty_packets(), metrics.retransmissions(tr.empty_packets()))))
+    if sending:
+        _write(out, files["rtt_raw"], pl.DataFrame(rtt.close()))
+        m.rtt = _scan(_karn(rtt, files["rtt_raw"], out), _RTT_EMPTY)
+        m.ack_rtt = pl.concat([*ack_samples, _ack_rtts(ack_rtt.close())])
+    if receiving:
+        if pending is not None and pending.height:
+            _write(out, files["ofo"], _ofo_rows(pending.with_columns(in_order_s=pl.lit(None, pl.Float64))))
+        m.ofo = _scan(files["ofo"], metrics.ofo_delays(tr.empty_packets()))
+        m.delivered = _summed(delivered, ["conn_id", "stream", "direction", "second"], ["payload_bytes", "packets"]
+                              ).sort("conn_id", "stream", "direction", "second")
+    return m
+
+
+_NO_LAST = pl.DataFrame(schema={"conn_id": pl.Int32, "direction": pl.Utf8, "last_data_s": pl.Float64})
+_RTT_EMPTY = pl.DataFrame(schema={"frame": pl.UInt32, "stream": pl.UInt32, "direction": pl.Utf8, "sent_s": pl.Float64,
+                                  "rtt_ms": pl.Float64})
+
+
+def _summed(parts: list[pl.DataFrame], keys: list[str], sums: list[str]) -> pl.DataFrame:
+    return pl.concat(parts).group_by(keys).agg(pl.col(c).sum() for c in sums)
+
+
+def _write(out: Spill, files: list[Path], frame: pl.DataFrame) -> None:
+    if frame.height:
+        path = out.dir / f"{len(out.files):06d}.parquet"
+        frame.write_parquet(path, compression="lz4")
+        out.files.append(path)
+        files.append(path)
+
+
+def _scan(files: list[Path], empty: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame:
+    return pl.scan_parquet(files) if files else empty
+
+
+def _direction(down: pl.Expr) -> pl.Expr:
+    return pl.when(down).then(pl.lit("down")).otherwise(pl.lit("up"))
+
+
+def _ack_rtts(samples) -> pl.DataFrame:
+    """``ack_rtt_samples``' stream, direction, rtt_ms (what the tables read of them)."""
+    s = pl.DataFrame(samples)
+    return s.select(pl.col("stream").cast(pl.UInt32), direction=_direction(pl.col("down")),
+                    rtt_ms=(pl.col("ack_s") - pl.col("time_s")) * 1000.0)
+
+
+def _karn(rtt, raw: list[Path], out: Spill) -> list[Path]:
+    """The samples Karn's rule keeps, as ``metrics.rtt_samples`` gives them."""
+    kept: list[Path] = []
+    for path in raw:
+        s = pl.read_parquet(path)
+        keep = pl.DataFrame(rtt.karn(s.select("stream", "down", "seq", "end").rechunk())).to_series()
+        _write(out, kept, s.filter(keep).select(
+            "frame", "stream", direction=_direction(pl.col("down")), sent_s="sent_s",
+            rtt_ms=(pl.col("ack_s") - pl.col("sent_s")) * 1000.0))
+        path.unlink()
+    return kept
+
+
+def _ofo_rows(o: pl.DataFrame) -> pl.DataFrame:
+    return o.select("frame", "stream", "conn_id", "direction", pl.col("time_s").alias("arrival_s"), "dsn_rel",
+                    ((pl.col("in_order_s") - pl.col("time_s")) * 1000.0).alias("ofo_delay_ms"))
