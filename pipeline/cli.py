@@ -154,7 +154,7 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
         keys.runs |= k.runs
         keys.traces |= k.traces
         parts.append(t)
-    merged = {n: pl.concat([p[n] for p in parts]) if parts else schema.empty(n) for n in schema.TABLES}
+    merged = {n: schema.concat([p[n] for p in parts]) if parts else schema.empty(n) for n in schema.TABLES}
     if not used:
         state = "left untouched" if Path(a.db).exists() else "not created"
         print(f"nothing usable in {len(inputs)} input(s): {a.db} {state}", file=sys.stderr)
@@ -251,7 +251,7 @@ def cmd_show(a: argparse.Namespace) -> int:
 
 
 def _summary(t: dict[str, pl.DataFrame], db: str) -> None:
-    counts = ", ".join(f"{n} {t[n].height}" for n in ("connections", "subflows", "rtt_samples", "ofo_samples", "problems"))
+    counts = ", ".join(f"{n} {schema.rows(t[n])}" for n in ("connections", "subflows", "rtt_samples", "ofo_samples", "problems"))
     print(f"wrote {db}: {counts}", file=sys.stderr)
 
 

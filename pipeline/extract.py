@@ -155,6 +155,11 @@ def read_native(path: Path, compact: Callable[[pl.DataFrame], pl.DataFrame] | No
             parts.append(compact(piece).rechunk())
         del piece
         packets = pl.concat(parts, rechunk=False) if parts else compact(pl.DataFrame(schema=PACKETS))
+    return packets, reader_notes(reader)
+
+
+def reader_notes(reader) -> list[str]:
+    """What a native reader, read to its end, says about the file."""
     s = reader.stats()
     if s["format"] == "pcap":
         # The decoder walks the record headers as capfile.scan does and stops at the
@@ -176,7 +181,7 @@ def read_native(path: Path, compact: Callable[[pl.DataFrame], pl.DataFrame] | No
     for linktype, n in s["unsupported_link_types"]:
         notes.append(f"{n} frames of link type {linktype} skipped: the native decoder does not read it "
                      "(try --decoder tshark)")
-    return packets, notes
+    return notes
 
 
 # ------------------------------------------------------------------ tshark

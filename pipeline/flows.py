@@ -623,19 +623,37 @@ def dss_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame, d
     """``stream, map_ssn, mp_map_len, map_dsn`` of one direction's mappings (``raw_mappings``,
     in frame order) on the subflows ``mp`` whose sender's ISN is known, with DSNs relative
     to the sender's IDSN; None when there are none."""
-    sender = _sender_of(direction)
-    on_mp = pl.col("stream").is_in(mp["stream"].implode()) & ~pl.col("stream").is_in(no_isn)
-    maps = maps.filter(on_mp)
-    mpc_maps = mpc_maps.filter(on_mp).join(mp.select("stream", f"{sender}_idsn"), on="stream").filter(
-        pl.col(f"{sender}_idsn").is_not_null()).select(
-        "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn"))
+    maps, mpc_maps = usable_mappings(maps, mpc_maps, mp, direction, no_isn)
     if maps.height == 0 and mpc_maps.height == 0:
         return None
+    return numbered_mappings(maps, mpc_maps, mp, direction)
+
+
+def usable_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame, direction: str,
+                    no_isn: list[int]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The mappings ``dss_mappings`` numbers: on the subflows ``mp`` whose sender's ISN is
+    known (row by row: a trace's pieces' one after another)."""
+    sender = _sender_of(direction)
+    on_mp = pl.col("stream").is_in(mp["stream"].implode()) & ~pl.col("stream").is_in(no_isn)
+    return maps.filter(on_mp), mpc_maps.filter(on_mp).join(mp.select("stream", f"{sender}_idsn"), on="stream").filter(
+        pl.col(f"{sender}_idsn").is_not_null()).select(
+        "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn"))
+
+
+def numbered_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame, direction: str,
+                      firsts: pl.DataFrame | None = None) -> pl.DataFrame:
+    """``dss_mappings`` of ``usable_mappings``. A connection whose sender's key was not
+    captured is numbered from its first mapping: the first of ``maps``, else of
+    ``firsts`` (``conn_id, first``: the raw DSN of each connection's first mapping, for
+    a trace read in pieces)."""
+    sender = _sender_of(direction)
     # DSNs relative to the sender's IDSN (first data byte = 1), per connection (without
     # its key: from the connection's first mapping).
     idsn = mp.select("conn_id", _ref=pl.col(f"{sender}_idsn")).unique("conn_id")
+    first = (pl.col("mp_dsn_raw").cast(pl.UInt64).first().over("conn_id") if firsts is None else
+             pl.col("conn_id").replace_strict(firsts["conn_id"], firsts["first"].cast(pl.UInt64), default=None))
     maps = maps.join(idsn, on="conn_id", how="left", maintain_order="left").with_columns(
-        _ref=pl.coalesce("_ref", pl.col("mp_dsn_raw").cast(pl.UInt64).first().over("conn_id") - pl.lit(1, pl.UInt64)))
+        _ref=pl.coalesce("_ref", first - pl.lit(1, pl.UInt64)))
     rel = mptcp.relative_dsn_by(maps.with_columns(pl.col("mp_dsn64").fill_null(1)), "mp_dsn_raw", "mp_dsn64",
                                 "_ref", "conn_id")
     # of the mappings starting at one SSN, the longest (_dsn_of_mappings)

@@ -283,6 +283,18 @@ def legacy_direction(table: str, df: pl.DataFrame) -> pl.DataFrame:
     return df
 
 
+def concat(frames: list[pl.DataFrame | pl.LazyFrame]) -> pl.DataFrame | pl.LazyFrame:
+    """One table's rows from several traces: held, or over a spill when any is."""
+    if all(isinstance(f, pl.DataFrame) for f in frames):
+        return pl.concat(frames)
+    return pl.concat([f.lazy() for f in frames])
+
+
+def rows(frame: pl.DataFrame | pl.LazyFrame) -> int:
+    """A table's rows, held or over a spill."""
+    return frame.height if isinstance(frame, pl.DataFrame) else frame.select(pl.len()).collect().item()
+
+
 def conform(table: str, df: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
     """Select and cast ``df`` to the table's schema, adding missing columns as nulls."""
     schema = TABLES[table]

@@ -15,6 +15,9 @@ instead: ``Digest.in_memory`` says why.
 """
 from __future__ import annotations
 
+import atexit
+import io
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -28,14 +31,28 @@ SYN, FIN, RST = 0x02, 0x01, 0x04
 SENDER = ["stream", "src", "sport"]
 
 
+PREFIX = "mptcp-lab-spill-"
+
+
 class Spill:
     """The pieces of one capture on disk, in frame order, in a folder of their own that
-    ``close`` removes (also when the analysis fails)."""
+    ``close`` removes (also when the analysis fails), in the system's temporary folder
+    (``TMPDIR``) unless ``where``. A folder left by a process that was killed is removed
+    by the next one."""
 
     def __init__(self, where: str | Path | None = None) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="mptcp-lab-spill-", dir=where))
+        _remove_stale(Path(where or tempfile.gettempdir()))
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=where))
         self.files: list[Path] = []
         self.rows = 0
+
+    @classmethod
+    def until_exit(cls) -> Spill:
+        """A spill that stays until the process ends: a streamed trace's tables read it
+        until they are stored."""
+        s = cls()
+        atexit.register(s.close)
+        return s
 
     def add(self, piece: pl.DataFrame) -> None:
         path = self.dir / f"{len(self.files):06d}.arrow"
@@ -56,6 +73,27 @@ class Spill:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _remove_stale(where: Path) -> None:
+    try:
+        left = list(where.glob(f"{PREFIX}*"))
+    except OSError:
+        return
+    for d in left:
+        pid = d.name[len(PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 class Digest:
@@ -91,26 +129,25 @@ class Digest:
         self._synack = pl.concat([self._synack, sa]).unique("stream", keep="first", maintain_order=True)
         after_close = pl.col("frame") >= pl.col("stream").replace_strict(
             self._closed["stream"], self._closed["fc"], default=None, return_dtype=pl.UInt32)
-        self._rows.append(p.filter(pl.col("syn") | pl.col("mpc") | closing | after_close.fill_null(False)))
-        self._firsts.append(pl.concat([
-            _first(p, SENDER), _first(p.filter(pl.col("dss")), ["stream"])]))
-        self._lasts.append(_last(p, SENDER))
+        self._rows.append(_own(p.filter(pl.col("syn") | pl.col("mpc") | closing | after_close.fill_null(False))))
+        self._firsts.append(_own(pl.concat([_first(p, SENDER), _first(p.filter(pl.col("dss")), ["stream"])])))
+        self._lasts.append(_own(_last(p, SENDER)))
         acks = p.filter(~pl.col("syn"), pl.col("ackf"))
         t_sa = pl.col("stream").replace_strict(self._synack["stream"], self._synack["t_sa"], default=None,
                                                return_dtype=pl.Float64)
-        self._ack3.append(_first(acks.filter(pl.col("time_s") >= t_sa), SENDER))
+        self._ack3.append(_own(_first(acks.filter(pl.col("time_s") >= t_sa), SENDER)))
         # (an ACK in an earlier piece at the SYN/ACK's own timestamp: that piece's tail)
         if self._tail is not None:
             self._ack3.append(self._tail)
         last = p["time_s"][-1]
-        self._tail = acks.filter(pl.col("time_s") == last)
+        self._tail = _own(acks.filter(pl.col("time_s") == last))
         if p.select((pl.col("mp_dack_raw").is_not_null() & (pl.col("mp_dack64") == 0)).any()).item():
             # (each connection's 32-bit DATA_ACKs are unwrapped one after another)
             self.in_memory = "it holds 32-bit DATA_ACKs"
             return
         mapped = p.filter(pl.col("mp_map_present") == 1, pl.col("mp_dsn64") == 1, pl.col("mp_map_len") > 0)
         if mapped.height:
-            self._ranges.append(_extremes(mapped))
+            self._ranges.append(_own(_extremes(mapped)))
         self._sent.append(p.group_by(SENDER).agg(sent=pl.col("payload_bytes").cast(pl.Int64).sum()))
 
     def _check(self, p: pl.DataFrame) -> bool:
@@ -140,7 +177,7 @@ class Digest:
         if sanity.may_hold_duplicates(run):
             self.in_memory = "it may hold duplicate packets"
             return False
-        self._tail_all = p.filter(pl.col("time_s") == t[-1])
+        self._tail_all = _own(p.filter(pl.col("time_s") == t[-1]))
         return True
 
     def finish(self, now_s: float) -> None:
@@ -169,6 +206,15 @@ class Digest:
     def sent(self) -> pl.DataFrame:
         """``stream, src, sport, sent``: the payload bytes each sender sent."""
         return pl.concat(self._sent).group_by(SENDER).agg(pl.col("sent").sum())
+
+
+def _own(few: pl.DataFrame) -> pl.DataFrame:
+    """``few`` rows in buffers of their own: a filter or a head may give a slice of the
+    piece's, which would keep every piece's columns alive for a row or two."""
+    buf = io.BytesIO()
+    few.write_ipc(buf)
+    buf.seek(0)
+    return pl.read_ipc(buf)
 
 
 def _first(p: pl.DataFrame, by: list[str]) -> pl.DataFrame:

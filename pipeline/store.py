@@ -116,7 +116,10 @@ def write_tables(tables: dict[str, pl.DataFrame], out_dir: str | os.PathLike) ->
     try:
         for name in schema.TABLES:
             df = tables.get(name, schema.empty(name))
-            df.write_parquet(tmp / f"{name}.parquet")
+            if isinstance(df, pl.LazyFrame):  # a streamed trace's rows, over its spill
+                df.sink_parquet(tmp / f"{name}.parquet")
+            else:
+                df.write_parquet(tmp / f"{name}.parquet")
         if out.exists():
             old = out.with_name(f".{out.name}.tmp-{os.getpid()}-old")
             out.rename(old)
@@ -463,7 +466,8 @@ def _keep_loose_pcaps_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl
             continue
         new = _loose_id(run_id, trace)
         tables = {n: df.with_columns(run_id=pl.when(pl.col("run_id") == run_id).then(pl.lit(new))
-                                     .otherwise(pl.col("run_id"))) if "run_id" in df.columns and df.height else df
+                                     .otherwise(pl.col("run_id")))
+                  if "run_id" in df.collect_schema().names() and schema.rows(df) else df
                   for n, df in tables.items()}
         rows.append({"run_id": new, "source": trace, "stage": "load",
                      "reason": f"named like run {run_id!r} (a run folder's) but not in its folder: stored as its "
@@ -482,8 +486,17 @@ _CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
 _BIG_TABLES = ("seq_packets", "rtt_samples")
 
 
-def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame) -> None:
+# Rows per insert of a table over a spill (a streamed trace's): its pieces are read
+# and inserted one after another.
+_BATCH_ROWS = 1 << 20
+
+
+def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame | pl.LazyFrame) -> None:
     df = schema.conform(name, df)
+    if isinstance(df, pl.LazyFrame):
+        for batch in df.collect_batches(chunk_size=_BATCH_ROWS):
+            _insert_one(con, name, batch)
+        return
     if not df.height:
         return
     # A column with one value (a trace's run_id, trace, vantage) goes in as an SQL
@@ -503,7 +516,7 @@ def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame) -> 
 
 
 def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame]) -> None:
-    big = [n for n in _BIG_TABLES if n in tables and tables[n].height]
+    big = [n for n in _BIG_TABLES if n in tables and schema.rows(tables[n])]
     errors: list[BaseException] = []
 
     def insert_big(name: str) -> None:

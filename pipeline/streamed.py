@@ -10,12 +10,14 @@ subflows and notes equal to ``build_trace``'s on every test capture in time orde
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import polars as pl
 
-from . import flows, metrics, seqgraph, tables
+from . import extract, flows, inputs, metrics, seqgraph, tables
 from .spill import Digest, Spill
 
 
@@ -77,33 +79,43 @@ class Trace:
         return q.hstack(pl.DataFrame(numbering.feed(cols.rechunk())))
 
     def _read_mappings(self) -> None:
-        """The first sweep: every DSS mapping, each direction's in frame order."""
+        """The first sweep: every DSS mapping, numbered as it comes and handed to the
+        native state (``flows.dss_mappings`` piece by piece)."""
+        ways = {}
+        for d in flows.DIRECTIONS:
+            streams = self.carried.filter(pl.col("down") == (d == "down"),
+                                          pl.col("stream").is_in(self._mp["stream"].implode()))["stream"]
+            if streams.len():
+                no_isn, self._map_notes[d] = flows.without_isn(self._mp, streams, d)
+                ways[d] = no_isn
+        if not ways:
+            return
         numbering = self._Numbering(self._bases)
-        raw: dict[str, list] = {d: [] for d in flows.DIRECTIONS}
-        carrying: dict[str, list[pl.Series]] = {d: [] for d in flows.DIRECTIONS}
+        firsts = {d: pl.DataFrame(schema={"conn_id": pl.Int32, "first": pl.UInt64}) for d in ways}
+        mappings = {d: self._Mappings() for d in ways}
+        any_maps = dict.fromkeys(ways, False)
         for piece in self.spill.pieces(SPILLED):
             q = self._numbered(numbering, piece)
-            for d in flows.DIRECTIONS:
-                raw[d].append(flows.raw_mappings(q, d))
-                carrying[d].append(q.filter(flows.dsn_data(self._mp, d))["stream"].unique())
-        for d in flows.DIRECTIONS:
-            streams = pl.concat(carrying[d])
-            if streams.len() == 0:
-                continue
-            no_isn, self._map_notes[d] = flows.without_isn(self._mp, streams, d)
-            maps = flows.dss_mappings(pl.concat([m for m, _ in raw[d]]), pl.concat([c for _, c in raw[d]]),
-                                      self._mp, d, no_isn)
-            raw[d] = []
-            if maps is not None:
-                m = maps.select(pl.col("stream").cast(pl.UInt32), pl.col("map_ssn").cast(pl.Int64),
-                                pl.col("mp_map_len").cast(pl.Int64), pl.col("map_dsn").cast(pl.Int64))
+            for d, no_isn in ways.items():
+                maps, mpc_maps = flows.usable_mappings(*flows.raw_mappings(q, d), self._mp, d, no_isn)
+                if maps.height == 0 and mpc_maps.height == 0:
+                    continue
+                if (maps["mp_dsn64"].fill_null(1) == 0).any():
+                    raise InMemory("it holds 32-bit data sequence numbers (unwrapped over the whole trace)")
+                new = maps.group_by("conn_id", maintain_order=True).agg(first=pl.col("mp_dsn_raw").first().cast(pl.UInt64))
+                firsts[d] = pl.concat([firsts[d], new.join(firsts[d], on="conn_id", how="anti")])
+                m = flows.numbered_mappings(maps, mpc_maps, self._mp, d, firsts[d]).select(
+                    pl.col("stream").cast(pl.UInt32), pl.col("map_ssn").cast(pl.Int64),
+                    pl.col("mp_map_len").cast(pl.Int64), pl.col("map_dsn").cast(pl.Int64))
                 if sum(m.drop("map_dsn").null_count().row(0)):
                     raise InMemory("a DSS mapping's numbers are unknown")
                 if (m["map_dsn"].min() or 1) < 1:
                     # the out-of-order loop starts at a connection's lowest DSN, known only
                     # once every packet is mapped; from byte 1 when no mapping is below it
                     raise InMemory("data below its connection's first data sequence number")
-                self._mappings[d] = (self._Mappings(m.rechunk()), no_isn)
+                mappings[d].add(m.rechunk())
+                any_maps[d] = True
+        self._mappings = {d: (mappings[d], no_isn) for d, no_isn in ways.items() if any_maps[d]}
 
     def packets(self) -> Iterator[pl.DataFrame]:
         """The second sweep: the annotated pieces, as ``flows.build_trace``'s packets."""
@@ -125,6 +137,7 @@ class Trace:
                                else pl.lit(None, dtype=pl.Int64).alias("dsn_rel"))
             q = flows.map_data_ack(q, self.subflows)
             yield flows.trace_packets(q)
+        self._mappings = {}  # (a 10M-packet trace's mappings: 160 MB)
         notes = list(self._structure_notes)
         for d in flows.DIRECTIONS:
             notes += self._map_notes.get(d, []) + flows.unmapped_notes(unmapped[d], d)
@@ -134,6 +147,61 @@ class Trace:
 # A capture this large (bytes) is analysed from a spill: its packets are never held
 # whole. Smaller ones are read into memory, which is faster for them.
 STREAM_FROM_BYTES = 64 << 20
+# Decoder batches per piece of a streamed capture (~260k packets, ~30 MB of narrowed
+# columns): each piece costs a few dozen polars calls, whatever its size.
+PIECE_BATCHES = 32
+
+
+def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
+            path_map: dict[str, str] | None = None, decoded: Callable[[], None] | None = None,
+            force: bool = False) -> tuple[tables.Tables, list[dict]] | None:
+    """``tables.analyze_trace`` of a capture of ``STREAM_FROM_BYTES`` or more (any size
+    when ``force``d) through a spill; None when it is smaller, or must be analysed in
+    memory (``InMemory``: read it again that way). Raises ``extract.ExtractError`` on a
+    file with nothing usable."""
+    path = Path(pcap)
+    try:
+        big = path.stat().st_size >= STREAM_FROM_BYTES
+    except OSError:
+        return None  # extract says what is wrong with it
+    if not (big or force):
+        return None
+    try:
+        import pcapdecode  # noqa: F401 - the states below
+    except ImportError:
+        return None
+    source = str(pcap)
+    extract._check_file(path)
+    reader = inputs.take(path) or extract.native_reader(path)
+    spilled, digest = Spill(), Digest()
+    try:
+        # the native decoder's pieces, narrowed as ``extract.read_native`` narrows them
+        while (piece := pl.DataFrame(reader.piece(PIECE_BATCHES))).height:
+            piece = flows.compact(piece).rechunk()
+            digest.feed(piece)
+            if digest.in_memory:
+                return None
+            spilled.add(piece.select(SPILLED))
+        del piece
+        notes = extract.reader_notes(reader)
+        if digest.packets == 0:
+            raise extract.ExtractError("; ".join(notes + ["no TCP packets in the capture"]))
+        digest.finish(time.time())
+        if decoded:
+            decoded()
+        try:
+            tr = Trace(spilled, digest, frozenset(path_map or ()))
+        except InMemory:
+            return None
+        problems = [tables.problem(run_id, source, "extract", n) for n in notes]
+        v, said = tables.which_vantage(tr.subflows, vantage, pcap)
+        m = measure(tr, v, Spill.until_exit())
+        problems += [tables.problem(run_id, source, "metrics", n) for n in tr.notes + said]
+        return tables.assemble(m, tr.subflows, run_id, source, v, path_map or {}, problems), problems
+    except InMemory:
+        return None
+    finally:
+        spilled.close()
 
 
 def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:

@@ -68,6 +68,16 @@ def analyze_trace(
     is kept."""
     source = str(pcap)
     problems: list[dict] = []
+    if decoder == "native" and not paired:
+        from . import streamed  # (it assembles with this module's functions)
+        try:
+            got = streamed.analyze(pcap, run_id, vantage, path_map, decoded)
+        except ExtractError as e:
+            return {}, [problem(run_id, source, "extract", str(e))]
+        except Exception as e:  # a defect of ours: this file gets a row, the others go on
+            return {}, [_internal(run_id, source, e)]
+        if got is not None:
+            return got
     try:
         # only the columns the trace needs, narrowed as the capture is decoded
         ex = read_packets(pcap, decoder, compact=flows.compact)
@@ -77,9 +87,12 @@ def analyze_trace(
     try:
         return _analyze_packets(ex, run_id, source, pcap, vantage, path_map, problems, decoded, paired)
     except Exception as e:  # a defect of ours: this file gets a row, the others go on
-        return {}, problems + [problem(run_id, source, "metrics",
-                                       f"internal error while analysing it ({type(e).__name__}: {e}); "
-                                       "please report this with the file")]
+        return {}, problems + [_internal(run_id, source, e)]
+
+
+def _internal(run_id: str, source: str, e: Exception) -> dict:
+    return problem(run_id, source, "metrics", f"internal error while analysing it ({type(e).__name__}: {e}); "
+                                              "please report this with the file")
 
 
 def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
@@ -97,19 +110,24 @@ def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
     tr.time_unusable = checked.time_unusable
     problems += [problem(run_id, source, "metrics", n) for n in tr.notes]
 
-    inferred = flows.vantage_from_handshakes(tr.subflows)
-    v = vantage or vantage_from_name(pcap) or inferred
-    if v is None:
-        problems.append(problem(run_id, source, "metrics",
-                                "cannot tell whether this is the client's or the server's capture "
-                                "(no complete handshake; name it client*/server* or pass --vantage); "
-                                "vantage-specific metrics left empty"))
-    elif inferred is not None and inferred != v:
-        problems.append(problem(run_id, source, "metrics",
-                                f"treated as the {v}'s capture, but handshake timing suggests the {inferred}'s"))
+    v, said = which_vantage(tr.subflows, vantage, pcap)
+    problems += [problem(run_id, source, "metrics", n) for n in said]
     out = trace_tables(tr, run_id, source, v, path_map or {}, problems, paired)
     # packets read in timestamp order (sanity): the rows name the capture's own frames
     return {k: sanity.restore_frames(t, frames) for k, t in out.items()}, problems
+
+
+def which_vantage(sf: pl.DataFrame, vantage: str | None, pcap) -> tuple[str | None, list[str]]:
+    """Whose capture this is (given, from its name, else from handshake timing), and
+    notes when that cannot be told or the timing disagrees."""
+    inferred = flows.vantage_from_handshakes(sf)
+    v = vantage or vantage_from_name(pcap) or inferred
+    if v is None:
+        return v, ["cannot tell whether this is the client's or the server's capture (no complete handshake; name "
+                   "it client*/server* or pass --vantage); vantage-specific metrics left empty"]
+    if inferred is not None and inferred != v:
+        return v, [f"treated as the {v}'s capture, but handshake timing suggests the {inferred}'s"]
+    return v, []
 
 
 # A trace's side of the one-way delay matching (``owd.half``): not a table of its own,
@@ -208,11 +226,6 @@ def measure(tr: flows.Trace, vantage: str | None, paired: bool = False) -> Measu
     return m
 
 
-def height(frame: pl.DataFrame | pl.LazyFrame) -> int:
-    """Rows of a table, held or over a spill."""
-    return frame.height if isinstance(frame, pl.DataFrame) else frame.select(pl.len()).collect().item()
-
-
 def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: str | None,
              path_map: dict[str, str], problems: list[dict], time_unusable: bool = False) -> Tables:
     """A trace's tables from its measures (``trace_tables``)."""
@@ -222,7 +235,7 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
     counts, share, dl, rtt, ofo = m.counts, m.share, m.dl, m.rtt, m.ofo
     if rtt is not None:
         # backwards timestamps: a reply "before" its packet is no round trip
-        negative = height(rtt.filter(pl.col("rtt_ms") < 0))
+        negative = schema.rows(rtt.filter(pl.col("rtt_ms") < 0))
         if negative:
             rtt = rtt.filter(pl.col("rtt_ms") >= 0)
             problems.append(problem(run_id, source, "metrics",
@@ -246,7 +259,7 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
             **{k: pl.lit(v) for k, v in ids.items()},
         )
     )
-    if rtt is not None and height(rtt):
+    if rtt is not None and schema.rows(rtt):
         stats = rtt.lazy().group_by("stream", "direction").agg(
             pl.len().cast(pl.Int64).alias("rtt_samples"),
             pl.col("rtt_ms").min().alias("rtt_min_ms"),
@@ -327,7 +340,7 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
         ofo = ofo.join(_like(ofo, path_of), on="stream", how="left").join(
             _like(ofo, idsn), on="conn_id", how="left").with_columns(
             ref=pl.when(pl.col("direction") == "down").then("server_idsn").otherwise("client_idsn"))
-        never = height(ofo.filter(pl.col("ofo_delay_ms").is_null()))
+        never = schema.rows(ofo.filter(pl.col("ofo_delay_ms").is_null()))
         if never:
             problems.append(problem(run_id, source, "metrics",
                                     f"{never} packets never became in order (a gap in the trace); their OFO delay is empty"))
@@ -615,7 +628,7 @@ def merge(parts: list[Tables]) -> Tables:
     for name in schema.TABLES:
         frames = [t[name] for t in parts if name in t]
         if frames:
-            out[name] = pl.concat(frames)
+            out[name] = schema.concat(frames)
     return out
 
 

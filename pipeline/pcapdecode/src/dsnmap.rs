@@ -39,6 +39,7 @@ pub fn map_dsn(data: &Data, maps: &Maps) -> (Vec<i64>, Vec<bool>) {
 /// piece by piece (a trace read in chunks; the mappings all known first, since a
 /// mapping may come after the packets it maps). Streams are numbered densely
 /// (`rtt::dense_streams` renumbers others): the state is indexed by them.
+#[derive(Default)]
 pub struct Mappings {
     /// per stream: (ssn, length, DSN), sorted
     by_stream: Vec<Vec<(i64, i64, Option<i64>)>>,
@@ -46,26 +47,45 @@ pub struct Mappings {
     /// after another, so the next answer is checked there first (a binary search over
     /// millions of mappings was most of this search's time)
     cursor: Vec<usize>,
+    /// mappings added since the last sort
+    unsorted: bool,
 }
 
 impl Mappings {
     pub fn new(maps: &Maps) -> Self {
+        let mut m = Mappings::default();
+        m.add(maps);
+        m
+    }
+
+    /// More of the trace's mappings (a trace read in pieces gives them piece by piece);
+    /// all before the first `feed`.
+    pub fn add(&mut self, maps: &Maps) {
         let streams = maps.stream.iter().max().map_or(0, |&s| s as usize + 1);
-        let mut by_stream: Vec<Vec<(i64, i64, Option<i64>)>> = vec![Vec::new(); streams];
-        for i in 0..maps.ssn.len() {
-            by_stream[maps.stream[i] as usize].push((maps.ssn[i], maps.len[i], maps.dsn.get(i)));
+        if streams > self.by_stream.len() {
+            self.by_stream.resize_with(streams, Vec::new);
+            self.cursor.resize(streams, 0);
         }
-        for m in by_stream.iter_mut().filter(|m| m.len() > 1) {
+        for i in 0..maps.ssn.len() {
+            self.by_stream[maps.stream[i] as usize].push((maps.ssn[i], maps.len[i], maps.dsn.get(i)));
+        }
+        self.unsorted |= !maps.ssn.is_empty();
+    }
+
+    fn sort(&mut self) {
+        for m in self.by_stream.iter_mut().filter(|m| m.len() > 1) {
             if !m.is_sorted() {
                 m.sort_unstable(); // (ssn, length, DSN), an unknown DSN first, as polars sorts
             }
         }
-        let cursor = vec![0; streams];
-        Mappings { by_stream, cursor }
+        self.unsorted = false;
     }
 
     /// The next piece's DSNs (`values`, meaningful where `valid`).
     pub fn feed(&mut self, data: &Data) -> (Vec<i64>, Vec<bool>) {
+        if self.unsorted {
+            self.sort();
+        }
         let n = data.seq.len();
         let (mut values, mut valid) = (vec![0i64; n], vec![false; n]);
         let none = Vec::new();

@@ -598,20 +598,25 @@ mod python {
         }
     }
 
-    /// Mappings(maps): `map_dsn` for a trace read piece by piece (see
-    /// `dsnmap::Mappings`): `maps` as `map_dsn` takes them, all of the trace's.
+    /// Mappings(): `map_dsn` for a trace read piece by piece (see `dsnmap::Mappings`):
+    /// all of the trace's mappings `add`ed, then the pieces `feed`.
     #[pyclass(module = "pcapdecode")]
     struct Mappings(crate::dsnmap::Mappings);
 
     #[pymethods]
     impl Mappings {
         #[new]
-        fn new(maps: Bound<'_, PyAny>) -> PyResult<Self> {
+        fn new() -> Self {
+            Mappings(crate::dsnmap::Mappings::default())
+        }
+
+        /// add(maps): more mappings, as `map_dsn` takes them.
+        fn add(&mut self, maps: Bound<'_, PyAny>) -> PyResult<()> {
             let m = import_batches(&maps)?;
             let (stream, ssn, len) = (values::<UInt32Type>(&m, "stream")?, values::<Int64Type>(&m, "map_ssn")?, values::<Int64Type>(&m, "mp_map_len")?);
             let dsn = nullable::<Int64Type>(&m, "map_dsn")?;
-            let maps = crate::dsnmap::Maps { stream: &stream, ssn: &ssn, len: &len, dsn: crate::seqrows::Nullable { values: &dsn.0, valid: dsn.1.as_ref() } };
-            Ok(Mappings(crate::dsnmap::Mappings::new(&maps)))
+            self.0.add(&crate::dsnmap::Maps { stream: &stream, ssn: &ssn, len: &len, dsn: crate::seqrows::Nullable { values: &dsn.0, valid: dsn.1.as_ref() } });
+            Ok(())
         }
 
         /// feed(data) -> Arrow C stream of dsn_rel i64 (nulls: no mapping covers the
