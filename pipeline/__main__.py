@@ -17,6 +17,9 @@ gc.freeze()
 gc.enable()
 
 rc = main()
+from .spill import close_kept  # noqa: E402 - a streamed capture's spill, read until its tables were stored
+
+close_kept()
 # Everything is written (the database renamed into place and fsynced): skip the
 # interpreter's teardown, which frees every frame and module one by one (~50 ms after
 # a 280k-packet capture, a tenth of the whole call).

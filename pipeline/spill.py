@@ -48,10 +48,12 @@ class Spill:
 
     @classmethod
     def until_exit(cls) -> Spill:
-        """A spill that stays until the process ends: a streamed trace's tables read it
-        until they are stored."""
+        """A spill that stays until the process ends (``close_kept``): a streamed trace's
+        tables read it until they are stored."""
         s = cls()
-        atexit.register(s.close)
+        if not _kept:
+            atexit.register(close_kept)
+        _kept.append(s)
         return s
 
     def add(self, piece: pl.DataFrame) -> None:
@@ -73,6 +75,16 @@ class Spill:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_kept: list[Spill] = []
+
+
+def close_kept() -> None:
+    """Remove the spills kept until exit (at exit; ``python -m pipeline`` ends with
+    ``os._exit``, which skips ``atexit``, so it calls this first)."""
+    while _kept:
+        _kept.pop().close()
 
 
 def _remove_stale(where: Path) -> None:

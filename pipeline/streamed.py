@@ -145,8 +145,14 @@ class Trace:
 
 
 # A capture this large (bytes) is analysed from a spill: its packets are never held
-# whole. Smaller ones are read into memory, which is faster for them.
+# whole. Smaller ones are read into memory, which is faster for them. The environment
+# variable MPTCP_LAB_STREAM_FROM (bytes) sets another size (0: every capture).
 STREAM_FROM_BYTES = 64 << 20
+
+
+def stream_from_bytes() -> int:
+    value = os.environ.get("MPTCP_LAB_STREAM_FROM", "").strip()
+    return int(value) if value.isdigit() else STREAM_FROM_BYTES
 # Decoder batches per piece of a streamed capture (~260k packets, ~30 MB of narrowed
 # columns): each piece costs a few dozen polars calls, whatever its size.
 PIECE_BATCHES = 32
@@ -155,13 +161,13 @@ PIECE_BATCHES = 32
 def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
             path_map: dict[str, str] | None = None, decoded: Callable[[], None] | None = None,
             force: bool = False) -> tuple[tables.Tables, list[dict]] | None:
-    """``tables.analyze_trace`` of a capture of ``STREAM_FROM_BYTES`` or more (any size
+    """``tables.analyze_trace`` of a capture of ``stream_from_bytes()`` or more (any size
     when ``force``d) through a spill; None when it is smaller, or must be analysed in
     memory (``InMemory``: read it again that way). Raises ``extract.ExtractError`` on a
     file with nothing usable."""
     path = Path(pcap)
     try:
-        big = path.stat().st_size >= STREAM_FROM_BYTES
+        big = path.stat().st_size >= stream_from_bytes()
     except OSError:
         return None  # extract says what is wrong with it
     if not (big or force):

@@ -67,3 +67,43 @@ def test_a_spilled_traces_tables_are_the_in_memory_ones(pcap, tmp_path):
             compared += 1
     if compared:
         assert want["seq_packets"].height > 100
+
+
+def _db_tables(db, where) -> dict[str, pl.DataFrame]:
+    import duckdb
+    from pipeline import schema
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for n in schema.TABLES:
+            con.execute(f"COPY (SELECT * FROM \"{n}\") TO '{where / (n + '.parquet')}' (FORMAT parquet)")
+    finally:
+        con.close()
+    return {n: pl.read_parquet(where / f"{n}.parquet") for n in schema.TABLES}
+
+
+@pytest.mark.parametrize("pcap", [p for p in SAMPLES if p.parent.name in ("mp2-linkem", "sp-wifi-tbf")],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_cli_stores_a_streamed_capture_as_an_in_memory_one(pcap, tmp_path):
+    """``analyze`` and ``tables`` of a capture the size threshold sends through a spill
+    (MPTCP_LAB_STREAM_FROM=0): the same store and Parquet tables, and no spill left."""
+    pytest.importorskip("pcapdecode")
+    import os
+    import subprocess
+    import sys
+    spills = tmp_path / "tmp"
+    spills.mkdir()
+    out = {}
+    for name, threshold in (("streamed", "0"), ("in_memory", str(1 << 62))):
+        env = {**os.environ, "MPTCP_LAB_STREAM_FROM": threshold, "TMPDIR": str(spills)}
+        for args in (["analyze", "-q", str(pcap), "--db", str(tmp_path / f"{name}.duckdb")],
+                     ["tables", str(pcap), "--out", str(tmp_path / name)]):
+            r = subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, env=env)
+            assert r.returncode == 0, r.stderr
+        (tmp_path / f"{name}-db").mkdir()
+        out[name] = _db_tables(tmp_path / f"{name}.duckdb", tmp_path / f"{name}-db")
+        assert not list(spills.glob("mptcp-lab-spill-*"))
+    assert out["streamed"]["seq_packets"].height > 500
+    for n, want in out["in_memory"].items():
+        assert _sorted(out["streamed"][n]).equals(_sorted(want)), n
+        got = pl.read_parquet(tmp_path / "streamed" / f"{n}.parquet")
+        assert _sorted(got).equals(_sorted(pl.read_parquet(tmp_path / "in_memory" / f"{n}.parquet"))), n
