@@ -488,7 +488,7 @@ _BIG_TABLES = ("seq_packets", "rtt_samples")
 
 # Rows per insert of a table over a spill (a streamed trace's): its pieces are read
 # and inserted one after another.
-_BATCH_ROWS = 1 << 20
+_BATCH_ROWS = 1 << 18
 
 
 def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame | pl.LazyFrame) -> None:
@@ -515,7 +515,18 @@ def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame | pl
     con.unregister(frame)
 
 
-def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame]) -> None:
+# DuckDB's memory while a streamed trace's tables go in: it would otherwise hold
+# hundreds of MB of row groups it compresses, on top of the rows being inserted.
+_STREAMED_MEMORY_LIMIT = "256MB"
+
+
+def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame | pl.LazyFrame]) -> None:
+    if any(isinstance(df, pl.LazyFrame) for df in tables.values()):
+        # over a spill: kept out of memory, so one table after another, in bounded memory
+        con.execute(f"SET memory_limit = '{_STREAMED_MEMORY_LIMIT}'")
+        for name in schema.TABLES:
+            _insert_one(con, name, tables.get(name, schema.empty(name)))
+        return
     big = [n for n in _BIG_TABLES if n in tables and schema.rows(tables[n])]
     errors: list[BaseException] = []
 

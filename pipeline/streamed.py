@@ -232,10 +232,10 @@ def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
     # every group's data from byte 1 on (``Trace`` sends a trace with data below it to memory)
     in_order = InOrder([1] * groups) if receiving else None
     starts = tables.connection_starts(metrics.download_time_from(_NO_LAST, sf)).filter(pl.col("start_s").is_not_null())
-    counts, share, last, delivered, ack_samples = [], [], [], [], []
+    counts, share, last, delivered = [], [], [], []
     pending = None  # received data packets not yet in order
     ids = 0
-    files: dict[str, list[Path]] = {"seq": [], "rtt_raw": [], "ofo": []}
+    files: dict[str, list[Path]] = {"seq": [], "rtt_raw": [], "ofo": [], "ack": []}
     for q in tr.packets():
         d = metrics.data_rows(q)
         d = d.with_columns(pl.DataFrame(retransmissions.feed(d.select(
@@ -259,7 +259,7 @@ def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
                 "frame", "stream", "down", "time_s", end=pl.lit(1, pl.Int64))]).sort("frame").select(
                 pl.col("stream").cast(pl.UInt32), pl.col("down").fill_null(False), pl.col("frame").cast(pl.UInt32),
                 pl.col("end").cast(pl.Int64), "time_s")
-            ack_samples.append(_ack_rtts(ack_rtt.feed(segs.rechunk(), acks)))
+            _write(out, files["ack"], _ack_rtts(ack_rtt.feed(segs.rechunk(), acks)))
         if receiving:
             r = d.filter(pl.col("direction").is_in(receiving))
             delivered.append(metrics.delivered_per_second(r, starts))
@@ -282,7 +282,8 @@ def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
     if sending:
         _write(out, files["rtt_raw"], pl.DataFrame(rtt.close()))
         m.rtt = _scan(_karn(rtt, files["rtt_raw"], out), _RTT_EMPTY)
-        m.ack_rtt = pl.concat([*ack_samples, _ack_rtts(ack_rtt.close())])
+        _write(out, files["ack"], _ack_rtts(ack_rtt.close()))
+        m.ack_rtt = _scan(files["ack"], _ack_rtts(pl.DataFrame(schema=_ACK_SAMPLES)))
     if receiving:
         if pending is not None and pending.height:
             _write(out, files["ofo"], _ofo_rows(pending.with_columns(in_order_s=pl.lit(None, pl.Float64))))
@@ -315,6 +316,10 @@ def _scan(files: list[Path], empty: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame
 
 def _direction(down: pl.Expr) -> pl.Expr:
     return pl.when(down).then(pl.lit("down")).otherwise(pl.lit("up"))
+
+
+_ACK_SAMPLES = {"ack_frame": pl.UInt32, "stream": pl.UInt32, "down": pl.Boolean, "ack_s": pl.Float64,
+                "time_s": pl.Float64}
 
 
 def _ack_rtts(samples) -> pl.DataFrame:

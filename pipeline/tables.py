@@ -167,7 +167,7 @@ class Measures:
     dl: pl.DataFrame  # metrics.download_time
     seq: pl.DataFrame | pl.LazyFrame  # seqgraph.seq_packets
     rtt: pl.DataFrame | pl.LazyFrame | None = None  # metrics.rtt_samples (None: not the sender's trace)
-    ack_rtt: pl.DataFrame | None = None  # metrics.ack_rtt_samples' stream, direction, rtt_ms
+    ack_rtt: pl.DataFrame | pl.LazyFrame | None = None  # metrics.ack_rtt_samples' stream, direction, rtt_ms
     ofo: pl.DataFrame | pl.LazyFrame | None = None  # metrics.ofo_delays (None: not the receiver's trace)
     delivered: pl.DataFrame | None = None  # metrics.delivered_per_second
     owd_data: pl.DataFrame | None = None  # the data packets owd.half reads (paired traces)
@@ -260,18 +260,18 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
         )
     )
     if rtt is not None and schema.rows(rtt):
-        stats = rtt.lazy().group_by("stream", "direction").agg(
+        stats = _collect(rtt.lazy().group_by("stream", "direction").agg(
             pl.len().cast(pl.Int64).alias("rtt_samples"),
             pl.col("rtt_ms").min().alias("rtt_min_ms"),
             pl.col("rtt_ms").mean().alias("rtt_mean_ms"),
             pl.col("rtt_ms").median().alias("rtt_median_ms"),
             pl.col("rtt_ms").max().alias("rtt_max_ms"),
-        ).collect()
+        ), rtt)
         sub = sub.join(stats, on=["stream", "direction"], how="left")
-    if m.ack_rtt is not None and m.ack_rtt.height:
-        sub = sub.join(m.ack_rtt.filter(pl.col("rtt_ms") >= 0).group_by("stream", "direction").agg(
+    if m.ack_rtt is not None and schema.rows(m.ack_rtt):
+        sub = sub.join(_collect(m.ack_rtt.lazy().filter(pl.col("rtt_ms") >= 0).group_by("stream", "direction").agg(
             pl.len().cast(pl.Int64).alias("rtt_ack_samples"), pl.col("rtt_ms").median().alias("rtt_ack_median_ms")),
-            on=["stream", "direction"], how="left")
+            m.ack_rtt), on=["stream", "direction"], how="left")
     if rtt is not None:  # the sender's trace: no sample is a count of 0
         have = pl.col("rtt_samples") if "rtt_samples" in sub.columns else pl.lit(None, pl.Int64)
         sub = sub.with_columns(rtt_samples=pl.when(pl.col("direction").is_in(sending))
@@ -350,6 +350,11 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
                              subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
         )
     return out
+
+
+def _collect(query: pl.LazyFrame, source: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """``query`` over ``source``: by polars' streaming engine when the source is a spill."""
+    return query.collect(engine="streaming" if isinstance(source, pl.LazyFrame) else "auto")
 
 
 def _like(frame: pl.DataFrame | pl.LazyFrame, other: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame:
