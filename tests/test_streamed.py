@@ -107,3 +107,18 @@ def test_the_cli_stores_a_streamed_capture_as_an_in_memory_one(pcap, tmp_path):
         assert _sorted(out["streamed"][n]).equals(_sorted(want)), n
         got = pl.read_parquet(tmp_path / "streamed" / f"{n}.parquet")
         assert _sorted(got).equals(_sorted(pl.read_parquet(tmp_path / "in_memory" / f"{n}.parquet"))), n
+
+
+def test_the_known_answer_tests_hold_on_the_streamed_path():
+    """The scapy-built traces with known metrics (losses, Karn's rule, joins, reinjections,
+    out-of-order arrivals, uploads), every capture streamed (MPTCP_LAB_STREAM_FROM=0)."""
+    pytest.importorskip("pcapdecode")
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(__file__)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        os.path.join(here, "test_metrics_synthetic.py"), os.path.join(here, "test_directions.py")],
+                       capture_output=True, text=True, env={**os.environ, "MPTCP_LAB_STREAM_FROM": "0"})
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert " passed" in r.stdout
