@@ -522,7 +522,7 @@ _STREAMED_MEMORY_LIMIT = "256MB"
 
 def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame | pl.LazyFrame]) -> None:
     if any(isinstance(df, pl.LazyFrame) for df in tables.values()):
-        # over a spill: kept out of memory, so one table after another, in bounded memory
+        # over a spill: kept out of memory, so one table after another, DuckDB's memory bounded
         con.execute(f"SET memory_limit = '{_STREAMED_MEMORY_LIMIT}'")
         for name in schema.TABLES:
             _insert_one(con, name, tables.get(name, schema.empty(name)))

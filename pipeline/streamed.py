@@ -214,7 +214,7 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
 def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
     """``tables.measure`` of a spilled trace, piece by piece: the native states carry
     each metric from one piece to the next, sums and extremes add up, and the
-    per-packet rows go to Parquet files in ``out`` (the measures hold LazyFrames over them)."""
+    per-packet rows go to Arrow IPC files in ``out`` (the measures hold LazyFrames over them)."""
     from pcapdecode import AckRtt, InOrder, Retransmissions, Rtt, SeqRows
     sf = tr.subflows
     sending, receiving = tables.sending_receiving(vantage)
@@ -305,14 +305,14 @@ def _summed(parts: list[pl.DataFrame], keys: list[str], sums: list[str]) -> pl.D
 
 def _write(out: Spill, files: list[Path], frame: pl.DataFrame) -> None:
     if frame.height:
-        path = out.dir / f"{len(out.files):06d}.parquet"
-        frame.write_parquet(path, compression="lz4")
+        path = out.dir / f"{len(out.files):06d}.arrow"
+        frame.write_ipc(path, compression="uncompressed")
         out.files.append(path)
         files.append(path)
 
 
 def _scan(files: list[Path], empty: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame:
-    return pl.scan_parquet(files) if files else empty
+    return pl.scan_ipc(files) if files else empty
 
 
 def _direction(down: pl.Expr) -> pl.Expr:
@@ -334,7 +334,7 @@ def _karn(rtt, raw: list[Path], out: Spill) -> list[Path]:
     """The samples Karn's rule keeps, as ``metrics.rtt_samples`` gives them."""
     kept: list[Path] = []
     for path in raw:
-        s = pl.read_parquet(path)
+        s = pl.read_ipc(path)
         keep = pl.DataFrame(rtt.karn(s.select("stream", "down", "seq", "end").rechunk())).to_series()
         _write(out, kept, s.filter(keep).select(
             "frame", "stream", direction=_direction(pl.col("down")), sent_s="sent_s",

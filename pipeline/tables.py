@@ -331,14 +331,14 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
     if rtt is not None:
         out["rtt_samples"] = schema.conform(
             "rtt_samples",
-            rtt.join(_like(rtt, sf.select("stream", "conn_id", "path")), on="stream", how="left")
+            rtt.join(_like(rtt, sf.select("stream", "conn_id", "path")), on="stream", how="left", maintain_order="left")
             .with_columns(subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
         )
     if ofo is not None:
         # back to absolute DSNs in the sender's numbering (server IDSN down, client IDSN up)
         idsn = sf.select("conn_id", "server_idsn", "client_idsn").unique("conn_id")
-        ofo = ofo.join(_like(ofo, path_of), on="stream", how="left").join(
-            _like(ofo, idsn), on="conn_id", how="left").with_columns(
+        ofo = ofo.join(_like(ofo, path_of), on="stream", how="left", maintain_order="left").join(
+            _like(ofo, idsn), on="conn_id", how="left", maintain_order="left").with_columns(
             ref=pl.when(pl.col("direction") == "down").then("server_idsn").otherwise("client_idsn"))
         never = schema.rows(ofo.filter(pl.col("ofo_delay_ms").is_null()))
         if never:
