@@ -231,14 +231,17 @@ def _own(few: pl.DataFrame) -> pl.DataFrame:
 
 def _first(p: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     """Each group's first row (in ``p``'s order), with ``p``'s columns."""
-    return p.group_by(by, maintain_order=True).head(1).select(p.columns)
+    return p.unique(subset=by, keep="first", maintain_order=True)
 
 
 def _last(p: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    return p.group_by(by, maintain_order=True).tail(1).select(p.columns)
+    return p.unique(subset=by, keep="last", maintain_order=True)
 
 
 def _extremes(mapped: pl.DataFrame) -> pl.DataFrame:
-    """Each sender's rows of the lowest and the highest DSN (``flows._dsn_ranges``)."""
-    return pl.concat([_first(mapped.sort("mp_dsn_raw", "frame"), SENDER),
-                      _first(mapped.sort("mp_dsn_raw", "frame", descending=[True, False]), SENDER)])
+    """Each sender's rows of the lowest and the highest DSN (``flows._dsn_ranges``' minimum
+    and maximum; the first such row in ``mapped``'s order)."""
+    at = mapped.with_row_index("_i").group_by(SENDER).agg(
+        lo=pl.col("_i").get(pl.col("mp_dsn_raw").arg_min()), hi=pl.col("_i").get(pl.col("mp_dsn_raw").arg_max()))
+    rows = pl.concat([at["lo"], at["hi"]]).drop_nulls().unique().sort()
+    return mapped[rows]
