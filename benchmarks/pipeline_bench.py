@@ -216,8 +216,8 @@ def memory(a: argparse.Namespace) -> None:
         db.unlink(missing_ok=True)
     print("Targets (issue 25): peak <= 600 MB at 10 M packets and on 10,000 short connections, "
           ">= 1 M packets/s and >= 50x tshark end to end. "
-          "The decoder alone keeps one chunk of rows; the pipeline holds the packet columns and the per-packet "
-          "tables it writes, so its peak grows with the capture.")
+          "Captures from 128 MB on (MPTCP_LAB_STREAM_FROM) are analysed from a spill on disk, piece by piece; "
+          "smaller ones in memory, whose peak grows with the capture.")
 
 
 def main() -> None:

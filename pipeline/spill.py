@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from . import sanity
+from .store import pid_alive
 
 SYN, FIN, RST = 0x02, 0x01, 0x04
 SENDER = ["stream", "src", "sport"]
@@ -94,18 +95,8 @@ def _remove_stale(where: Path) -> None:
         return
     for d in left:
         pid = d.name[len(PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(d, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 class Digest:

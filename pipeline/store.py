@@ -60,7 +60,7 @@ class StoreError(Exception):
 # ----------------------------------------------------------------------- Parquet
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -78,7 +78,7 @@ def _stale_table_temps(out: Path) -> list[Path]:
             pid = int(p.name.rsplit(".tmp-", 1)[1].split("-", 1)[0])
         except ValueError:
             continue
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             stale.append(p)
     return stale
 
@@ -347,7 +347,7 @@ def _clean_stale_temps(db: Path) -> None:
     is alive: that one is a copy ``prepare`` is building ahead of taking the lock."""
     for f in _temp_names(db):
         pid = _temp_pid(f, db)
-        if pid is not None and _pid_alive(pid):
+        if pid is not None and pid_alive(pid):
             continue
         try:
             f.unlink()

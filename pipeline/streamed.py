@@ -10,6 +10,8 @@ subflows and notes equal to ``build_trace``'s on every test capture in time orde
 """
 from __future__ import annotations
 
+import ctypes
+import gc
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -203,12 +205,26 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
         problems = [tables.problem(run_id, source, "extract", n) for n in notes]
         v, said = tables.which_vantage(tr.subflows, vantage, pcap)
         m = measure(tr, v, Spill.until_exit())
+        _give_back()  # the native states' memory, before the tables' queries and the database's write
         problems += [tables.problem(run_id, source, "metrics", n) for n in tr.notes + said]
-        return tables.assemble(m, tr.subflows, run_id, source, v, path_map or {}, problems), problems
+        out = tables.assemble(m, tr.subflows, run_id, source, v, path_map or {}, problems), problems
+        _give_back()
+        return out
     except InMemory:
         return None
     finally:
         spilled.close()
+
+
+def _give_back() -> None:
+    """Hand freed memory back to the system now: the frames of a piece wait for the
+    garbage collector (a cycle or two), and the native crate's freed states for glibc's
+    trim (10M packets: ~150 MB off the peak of the database's write that follows)."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:

@@ -109,3 +109,15 @@ def test_a_spill_reads_back_its_pieces(tmp_path):
         assert back.equals(p.select("frame", "src", "seq"))
         where = s.dir
     assert not where.exists()
+
+
+def test_a_spill_left_by_a_killed_process_is_removed_by_the_next(tmp_path):
+    import subprocess
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = tmp_path / f"{spill.PREFIX}{dead.pid}-abc"
+    (left / "x").mkdir(parents=True)
+    mine = tmp_path / f"{spill.PREFIX}{__import__('os').getpid()}-def"
+    mine.mkdir()
+    with spill.Spill(tmp_path):
+        assert not left.exists() and mine.exists()
