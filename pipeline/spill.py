@@ -134,7 +134,8 @@ class Digest:
             self._closed["stream"], self._closed["fc"], default=None, return_dtype=pl.UInt32)
         self._rows.append(_own(p.filter(pl.col("syn") | pl.col("mpc") | closing | after_close.fill_null(False))))
         self._firsts.append(_own(pl.concat([_first(p, SENDER), _first(p.filter(pl.col("dss")), ["stream"])])))
-        self._lasts.append(_own(_last(p, SENDER)))
+        # (before the close: a piece's last row per sender may come after it)
+        self._lasts.append(_own(_last(p.filter(~after_close.fill_null(False)), SENDER)))
         acks = p.filter(~pl.col("syn"), pl.col("ackf"))
         t_sa = pl.col("stream").replace_strict(self._synack["stream"], self._synack["t_sa"], default=None,
                                                return_dtype=pl.Float64)
