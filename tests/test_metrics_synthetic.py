@@ -741,10 +741,9 @@ def test_two_connections_with_the_same_key_keep_their_own_joins(tmp_path):
     assert any("is shared by connections" in p["reason"] for p in problems)
 
 
-def test_a_new_connection_on_a_reused_four_tuple_without_its_syn(tmp_path):
-    """The old connection closes (FIN both ways); a new one on the same addresses and ports,
-    whose SYN was not captured, numbers its bytes from elsewhere: it is its own stream with
-    no retransmission (it was merged into the old one, every packet a retransmission)."""
+def reused_four_tuple() -> tuple[Subflow, Subflow]:
+    """Server trace: a connection closes (FIN both ways), then a new one on the same
+    addresses and ports, its SYN not captured, numbers its bytes from elsewhere."""
     old = tcp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
     old.request(0.03)
     for i in range(5):
@@ -756,7 +755,13 @@ def test_a_new_connection_on_a_reused_four_tuple_without_its_syn(tmp_path):
     for i in range(5):  # the new connection's download, its SYN missed
         new.data(1.0 + 0.001 * i, 1 + 1000 * i, 1000)
     new.ack(1.02, 5001)
-    t, problems = tables.analyze_trace(write(tmp_path / "server.pcap", old, new), "r", "server")
+    return old, new
+
+
+def test_a_new_connection_on_a_reused_four_tuple_without_its_syn(tmp_path):
+    """The new connection on the old one's 4-tuple is its own stream with no
+    retransmission (it was merged into the old one, every packet a retransmission)."""
+    t, problems = tables.analyze_trace(write(tmp_path / "server.pcap", *reused_four_tuple()), "r", "server")
     t = held(t)
     down = t["subflows"].filter(direction="down").sort("subflow_id")
     assert down.height == 2 and down["retransmitted_packets"].to_list() == [0, 0]

@@ -126,20 +126,9 @@ def test_a_spill_left_by_a_killed_process_is_removed_by_the_next(tmp_path):
 def test_the_digest_finds_a_reused_four_tuple_whatever_the_pieces(tmp_path):
     """The split window needs each sender's last packet before the stream's first close,
     which may lie in the close's own piece, before it (a piece's last row comes after it)."""
-    from pcapgen import Subflow, tcp_handshake, write
-    from test_metrics_synthetic import SRV, WIFI
-    old = tcp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
-    old.request(0.03)
-    for i in range(5):
-        old.data(0.05 + 0.001 * i, 1 + 1000 * i, 1000)
-    old.ack(0.07, 5001)
-    old._pkt(0.08, False, "FA", old.isn_s + 5001, old.isn_c + 101)
-    old._pkt(0.09, True, "FA", old.isn_c + 101, old.isn_s + 5002)
-    new = Subflow(WIFI, SRV, 40001, isn_c=old.isn_c + (1 << 31), isn_s=old.isn_s - (3 << 29))
-    for i in range(5):
-        new.data(1.0 + 0.001 * i, 1 + 1000 * i, 1000)
-    new.ack(1.02, 5001)
-    p = _compact(write(tmp_path / "server.pcap", old, new))
+    from pcapgen import write
+    from test_metrics_synthetic import reused_four_tuple
+    p = _compact(write(tmp_path / "server.pcap", *reused_four_tuple()))
     want = flows.split_reused_streams(p)[1]
     assert len(want) == 1
     for size in range(1, p.height + 1):
