@@ -64,12 +64,17 @@ def _retransmitted_native(d: pl.DataFrame) -> pl.Series | None:
         from pcapdecode import retransmitted
     except ImportError:
         return None
-    # keyed as the definition's window (``SUB``): by stream and direction, two values
-    cols = d.select(pl.col("stream").cast(pl.UInt32), down=pl.col("direction") == "down",
-                    rel_seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64))
+    cols = retx_columns(d)
     if sum(cols.null_count().row(0)) or not d["direction"].is_in(["down", "up"]).all():
         return None
     return pl.DataFrame(retransmitted(cols.rechunk())).to_series()
+
+
+def retx_columns(d: pl.DataFrame) -> pl.DataFrame:
+    """What the native retransmission pass reads of the data rows: keyed as the
+    definition's window (``SUB``), by stream and direction (two values)."""
+    return d.select(pl.col("stream").cast(pl.UInt32), down=pl.col("direction") == "down",
+                    rel_seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64))
 
 
 def loss_rate(data: pl.DataFrame) -> pl.DataFrame:
@@ -146,20 +151,25 @@ def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | No
     subflow; after a loss they differ by definition: the ACK that closes a hole times one
     segment, where Chen's counts every packet's wait for the hole (and tshark's times the
     first transmission even when the retransmission is what arrived)."""
-    down = pl.col("down").fill_null(False)
-    # a SYN takes one sequence number (rel_seq 0 is the ISN: only a SYN has it) and its
-    # ACK times it, as tshark does
-    syn = p.filter(pl.col("rel_seq") == 0, pl.col("payload_bytes") == 0,
-                   pl.col("direction").is_in(data["direction"].unique().implode())).select(
-        "stream", "down", "direction", "time_s", "frame", end=pl.lit(1, pl.Int64))
-    segs = (pl.concat([data.filter(~pl.col("retx")).select("stream", "down", "direction", "time_s", "frame", "end"),
-                       syn])
-            .select("stream", down.alias("down"), "direction", "time_s", "frame", "end"))
+    segs = timed_segments(p, data, data["direction"].unique().to_list())
     acks = (acks_of(p) if acks is None else acks).select("stream", "down", "ack", ack_s="time_s", ack_frame="frame")
     got = _ack_rtt_pairs_native(segs, acks)
     if got is None:
         got = _ack_rtt_pairs(segs, acks)
     return got.select("stream", "direction", "ack_frame", rtt_ms=(pl.col("ack_s") - pl.col("time_s")) * 1000.0)
+
+
+def timed_segments(p: pl.DataFrame, data: pl.DataFrame, directions: list[str]) -> pl.DataFrame:
+    """What the per-ACK RTT times: ``data``'s first transmissions and the SYNs of
+    ``directions`` (those the data went), as ``stream, down, direction, time_s, frame, end``.
+    A SYN takes one sequence number (rel_seq 0 is the ISN: only a SYN has it) and its ACK
+    times it, as tshark does."""
+    syn = p.filter(pl.col("rel_seq") == 0, pl.col("payload_bytes") == 0,
+                   pl.col("direction").is_in(directions)).select(
+        "stream", "down", "direction", "time_s", "frame", end=pl.lit(1, pl.Int64))
+    return (pl.concat([data.filter(~pl.col("retx")).select("stream", "down", "direction", "time_s", "frame", "end"),
+                       syn])
+            .select("stream", pl.col("down").fill_null(False), "direction", "time_s", "frame", "end"))
 
 
 def _ack_rtt_pairs(segs: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame:

@@ -255,9 +255,7 @@ def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
     files: dict[str, list[Path]] = {"seq": [], "rtt_raw": [], "ofo": [], "ack": []}
     for q in tr.packets():
         d = metrics.data_rows(q)
-        d = d.with_columns(pl.DataFrame(retransmissions.feed(d.select(
-            pl.col("stream").cast(pl.UInt32), down=pl.col("direction") == "down",
-            rel_seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64)).rechunk())).to_series())
+        d = d.with_columns(pl.DataFrame(retransmissions.feed(metrics.retx_columns(d).rechunk())).to_series())
         counts.append(metrics.loss_counts(d))
         share.append(metrics.subflow_bytes(q))
         last.append(metrics.last_data(q))
@@ -270,12 +268,9 @@ def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
                 pl.col("stream").cast(pl.UInt32), pl.col("down").fill_null(False), pl.col("frame").cast(pl.UInt32),
                 seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64), retx="retx", time_s="time_s")
             _write(out, files["rtt_raw"], pl.DataFrame(rtt.feed(sent.rechunk(), acks)))
-            syn = q.filter(pl.col("rel_seq") == 0, pl.col("payload_bytes") == 0, pl.col("direction").is_in(sent_dirs))
-            segs = pl.concat([d.filter(~pl.col("retx"), pl.col("direction").is_in(sending)).select(
-                "frame", "stream", "down", "time_s", "end"), syn.select(
-                "frame", "stream", "down", "time_s", end=pl.lit(1, pl.Int64))]).sort("frame").select(
-                pl.col("stream").cast(pl.UInt32), pl.col("down").fill_null(False), pl.col("frame").cast(pl.UInt32),
-                pl.col("end").cast(pl.Int64), "time_s")
+            segs = metrics.timed_segments(q, d.filter(pl.col("direction").is_in(sending)), sent_dirs).sort(
+                "frame").select(pl.col("stream").cast(pl.UInt32), "down", pl.col("frame").cast(pl.UInt32),
+                                pl.col("end").cast(pl.Int64), "time_s")
             _write(out, files["ack"], _ack_rtts(ack_rtt.feed(segs.rechunk(), acks)))
         if receiving:
             r = d.filter(pl.col("direction").is_in(receiving))
