@@ -486,44 +486,86 @@ _CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
 _BIG_TABLES = ("seq_packets", "rtt_samples")
 
 
-# Rows per insert of a table over a spill (a streamed trace's): its pieces are read
-# and inserted one after another.
-_BATCH_ROWS = 1 << 18
+# Rows per batch of a table over a spill (a streamed trace's), read one after another
+# (at 10M packets, batches of 2^18 rows peaked 50 MB higher, and were no faster).
+_BATCH_ROWS = 1 << 16
+
+
+def _constants(df: pl.DataFrame) -> dict[str, object]:
+    """The columns of ``_CONSTANT_CANDIDATES`` that hold one value in ``df``: inserted as
+    SQL constants, since exported to Arrow they would be repeated on each of millions
+    of rows. (Asked through select: a trace's constant is a scalar column there, not
+    made row by row.)"""
+    candidates = [c for c in _CONSTANT_CANDIDATES if c in df.columns]
+    one = df.select((pl.col(c).null_count() == 0) & (pl.col(c).n_unique() == 1)
+                    for c in candidates).row(0) if candidates else ()
+    return {c: df[c][0] for c, single in zip(candidates, one) if single}
+
+
+def _insert_from(con: duckdb.DuckDBPyConnection, name: str, cols: list[str], consts: dict[str, object],
+                 source: object) -> None:
+    """INSERT ``source`` (anything DuckDB scans: a frame with the Arrow C stream
+    interface, a pyarrow reader) with its ``cols`` and ``consts``."""
+    frame = f"_frame_{name}"
+    con.register(frame, source)
+    names = ", ".join(f'"{c}"' for c in [*cols, *consts])
+    values = ", ".join([*(f'"{c}"' for c in cols), *("?" for _ in consts)])
+    try:
+        con.execute(f'INSERT INTO "{name}" ({names}) SELECT {values} FROM {frame}', list(consts.values()))
+    finally:
+        con.unregister(frame)
 
 
 def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame | pl.LazyFrame) -> None:
     df = schema.conform(name, df)
     if isinstance(df, pl.LazyFrame):
-        for batch in df.collect_batches(chunk_size=_BATCH_ROWS):
-            _insert_one(con, name, batch)
+        _insert_batches(con, name, df)
         return
     if not df.height:
         return
-    # A column with one value (a trace's run_id, trace, vantage) goes in as an SQL
-    # constant: exported to Arrow it would be repeated on each of millions of rows.
-    # (asked through select: a trace's constant is a scalar column there, not made row by row)
-    candidates = [c for c in _CONSTANT_CANDIDATES if c in df.columns]
-    one = df.select((pl.col(c).null_count() == 0) & (pl.col(c).n_unique() == 1)
-                    for c in candidates).row(0) if candidates else ()
-    consts = {c: df[c][0] for c, single in zip(candidates, one) if single}
+    consts = _constants(df)
     cols = [c for c in df.columns if c not in consts]
-    frame = f"_frame_{name}"
-    con.register(frame, _Arrow(df.select(cols)))
-    names = ", ".join(f'"{c}"' for c in [*cols, *consts])
-    values = ", ".join([*(f'"{c}"' for c in cols), *("?" for _ in consts)])
-    con.execute(f'INSERT INTO "{name}" ({names}) SELECT {values} FROM {frame}', list(consts.values()))
-    con.unregister(frame)
+    _insert_from(con, name, cols, consts, _Arrow(df.select(cols)))
+
+
+def _insert_batches(con: duckdb.DuckDBPyConnection, name: str, lf: pl.LazyFrame) -> None:
+    """A table over a spill, its batches read as DuckDB takes them: one INSERT per run of
+    batches with the same constants (one per trace), so that DuckDB writes whole row
+    groups as they fill instead of a statement's worth at a time."""
+    import pyarrow as pa  # (not imported for the small tables: its import costs ~0.2 s)
+
+    batches = iter(lf.collect_batches(chunk_size=_BATCH_ROWS))
+    pending = next(batches, None)
+    while pending is not None:
+        if not pending.height:
+            pending = next(batches, None)
+            continue
+        consts = _constants(pending)
+        cols = [c for c in pending.columns if c not in consts]
+        first = pending.select(cols).to_arrow()
+
+        def same() -> object:
+            nonlocal pending
+            while pending is not None and (not pending.height or _constants(pending) == consts):
+                yield from pending.select(cols).to_arrow().cast(first.schema).to_batches()
+                pending = next(batches, None)
+
+        _insert_from(con, name, cols, consts, pa.RecordBatchReader.from_batches(first.schema, same()))
 
 
 # DuckDB's memory while a streamed trace's tables go in: it would otherwise hold
-# hundreds of MB of row groups it compresses, on top of the rows being inserted.
-_STREAMED_MEMORY_LIMIT = "256MB"
+# hundreds of MB of row groups it compresses, on top of the rows being inserted
+# (at 10M packets, 64 MB took as long as 1 GB, and peaked 50 MB lower than 128 MB).
+_STREAMED_MEMORY_LIMIT = "64MB"
 
 
 def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame | pl.LazyFrame]) -> None:
     if any(isinstance(df, pl.LazyFrame) for df in tables.values()):
-        # over a spill: kept out of memory, so one table after another, DuckDB's memory bounded
+        # over a spill: kept out of memory, so one table after another, DuckDB's memory
+        # bounded; in any row order (the rows of a streamed trace come as they settle,
+        # and every reader orders them), so that both threads write row groups
         con.execute(f"SET memory_limit = '{_STREAMED_MEMORY_LIMIT}'")
+        con.execute("SET preserve_insertion_order = false")
         for name in schema.TABLES:
             _insert_one(con, name, tables.get(name, schema.empty(name)))
         return

@@ -22,6 +22,11 @@ import polars as pl
 from . import extract, flows, inputs, metrics, seqgraph, tables
 from .spill import Digest, Spill
 
+# The per-packet tables over a spill are read file after file: polars reads up to 8
+# files of a scan at once by default, which at 10M packets held ~200 MB more while
+# seq_packets was stored. (Read by polars when it first scans several files.)
+os.environ.setdefault("POLARS_MAX_CONCURRENT_SCANS", "1")
+
 
 class InMemory(Exception):
     """This trace must be analysed in memory; the message says why."""

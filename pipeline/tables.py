@@ -260,18 +260,18 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
         )
     )
     if rtt is not None and schema.rows(rtt):
-        stats = _collect(rtt.lazy().group_by("stream", "direction").agg(
+        stats = _per_subflow_direction(rtt, [
             pl.len().cast(pl.Int64).alias("rtt_samples"),
             pl.col("rtt_ms").min().alias("rtt_min_ms"),
             pl.col("rtt_ms").mean().alias("rtt_mean_ms"),
             pl.col("rtt_ms").median().alias("rtt_median_ms"),
             pl.col("rtt_ms").max().alias("rtt_max_ms"),
-        ), rtt)
+        ])
         sub = sub.join(stats, on=["stream", "direction"], how="left")
     if m.ack_rtt is not None and schema.rows(m.ack_rtt):
-        sub = sub.join(_collect(m.ack_rtt.lazy().filter(pl.col("rtt_ms") >= 0).group_by("stream", "direction").agg(
-            pl.len().cast(pl.Int64).alias("rtt_ack_samples"), pl.col("rtt_ms").median().alias("rtt_ack_median_ms")),
-            m.ack_rtt), on=["stream", "direction"], how="left")
+        sub = sub.join(_per_subflow_direction(m.ack_rtt.filter(pl.col("rtt_ms") >= 0), [
+            pl.len().cast(pl.Int64).alias("rtt_ack_samples"), pl.col("rtt_ms").median().alias("rtt_ack_median_ms")]),
+            on=["stream", "direction"], how="left")
     if rtt is not None:  # the sender's trace: no sample is a count of 0
         have = pl.col("rtt_samples") if "rtt_samples" in sub.columns else pl.lit(None, pl.Int64)
         sub = sub.with_columns(rtt_samples=pl.when(pl.col("direction").is_in(sending))
@@ -350,6 +350,13 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
                              subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
         )
     return out
+
+
+def _per_subflow_direction(samples: pl.DataFrame | pl.LazyFrame, aggs: list[pl.Expr]) -> pl.DataFrame:
+    """``aggs`` per stream and direction of ``samples``, one direction at a time: grouped
+    by the direction's string too, a spill's 5M RTT samples took 450 MB; this way 130."""
+    return pl.concat([_collect(samples.lazy().filter(pl.col("direction") == d).group_by("stream").agg(aggs), samples)
+                      .with_columns(direction=pl.lit(d)) for d in schema.DIRECTIONS])
 
 
 def _collect(query: pl.LazyFrame, source: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:

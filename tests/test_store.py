@@ -324,3 +324,26 @@ def test_new_databases_start_from_the_kept_empty_store_or_without_one(runs, tmp_
     for db in (second, third):
         assert counts(db) == counts(first)
         assert q(db, f"SELECT {derived.VERSION_MACRO}()") == q(first, f"SELECT {derived.VERSION_MACRO}()")
+
+
+def test_a_table_over_a_spill_goes_in_whole_whatever_its_traces_and_batches(tmp_path, monkeypatch):
+    # A LazyFrame (a streamed trace's rows) goes in batch by batch, one INSERT per run of
+    # batches sharing run_id/trace (inserted as constants): runs that switch mid-stream,
+    # switch back, or hold two values in one batch must all land, row for row.
+    monkeypatch.setattr(store, "_BATCH_ROWS", 7)
+    n = 100
+    rows = pl.DataFrame({
+        "run_id": ["a"] * 30 + ["b"] * 33 + ["a"] * 37,
+        "trace": ["x.pcap"] * 30 + ["y.pcap"] * 33 + ["x.pcap"] * 30 + ["z.pcap"] * 7,
+        "conn_id": [0] * n, "subflow_id": [i % 3 for i in range(n)],
+        "direction": ["down", "up"] * (n // 2), "rtt_ms": [float(i) for i in range(n)],
+        "frame": list(range(n)), "sent_s": [1.0 + i for i in range(n)],
+    })
+    spilled = tmp_path / "rows.arrow"
+    rows.write_ipc(spilled)
+    con = duckdb.connect(str(tmp_path / "t.duckdb"))
+    store._ensure_schema(con)
+    store._insert(con, {"rtt_samples": pl.scan_ipc(spilled)})
+    got = con.sql("SELECT * FROM rtt_samples ORDER BY frame").pl()
+    want = schema.conform("rtt_samples", rows)
+    assert got.select(want.columns).equals(want)
