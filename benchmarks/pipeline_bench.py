@@ -227,9 +227,9 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true", help="peak memory on a synthetic capture instead")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000, 10_000_000], metavar="N",
                     help="packets of each synthetic one-connection capture (--memory; default 1M 5M 10M)")
-    ap.add_argument("--many", type=int, nargs=2, default=[10_000, 1_000_000], metavar=("CONNS", "PACKETS"),
+    ap.add_argument("--many", type=int, nargs=2, default=[10_000, 10_000_000], metavar=("CONNS", "PACKETS"),
                     help="and a capture of CONNS short connections sharing PACKETS packets (--memory; "
-                         "default 10000 1000000)")
+                         "default 10000 10000000)")
     a = ap.parse_args()
     (memory if a.memory else speed)(a)
 

@@ -72,6 +72,15 @@ impl Mappings {
         self.unsorted |= !maps.ssn.is_empty();
     }
 
+    /// Sorts and compacts the mappings added (`feed` does it first otherwise); how many
+    /// are kept.
+    pub fn seal(&mut self) -> usize {
+        if self.unsorted {
+            self.sort();
+        }
+        self.by_stream.iter().map(Vec::len).sum()
+    }
+
     fn sort(&mut self) {
         for m in self.by_stream.iter_mut().filter(|m| m.len() > 1) {
             if !m.is_sorted() {
@@ -84,9 +93,7 @@ impl Mappings {
 
     /// The next piece's DSNs (`values`, meaningful where `valid`).
     pub fn feed(&mut self, data: &Data) -> (Vec<i64>, Vec<bool>) {
-        if self.unsorted {
-            self.sort();
-        }
+        self.seal();
         let n = data.seq.len();
         let (mut values, mut valid) = (vec![0i64; n], vec![false; n]);
         let none = Vec::new();

@@ -619,6 +619,13 @@ mod python {
             Ok(())
         }
 
+        /// seal() -> the number of mappings kept: once all are added, each subflow's
+        /// sorted and compacted now (else at the first `feed`), so that the memory of
+        /// the ones dropped can be given back before the pieces are read.
+        fn seal(&mut self) -> usize {
+            self.0.seal()
+        }
+
         /// feed(data) -> Arrow C stream of dsn_rel i64 (nulls: no mapping covers the
         /// byte), one row per row of `data` (the next piece's: stream u32, rel_seq i64, no
         /// nulls).
