@@ -24,7 +24,8 @@ from .spill import Digest, Spill
 
 # The per-packet tables over a spill are read file after file: polars reads up to 8
 # files of a scan at once by default, which at 10M packets held ~200 MB more while
-# seq_packets was stored. (Read by polars when it first scans several files.)
+# seq_packets was stored. (An environment variable polars reads when it scans; only
+# this module scans several files.)
 os.environ.setdefault("POLARS_MAX_CONCURRENT_SCANS", "1")
 
 
