@@ -534,23 +534,20 @@ def _insert_batches(con: duckdb.DuckDBPyConnection, name: str, lf: pl.LazyFrame)
     groups as they fill instead of a statement's worth at a time."""
     import pyarrow as pa  # (not imported for the small tables: its import costs ~0.2 s)
 
-    batches = iter(lf.collect_batches(chunk_size=_BATCH_ROWS))
+    batches = (b for b in lf.collect_batches(chunk_size=_BATCH_ROWS) if b.height)
     pending = next(batches, None)
     while pending is not None:
-        if not pending.height:
-            pending = next(batches, None)
-            continue
         consts = _constants(pending)
         cols = [c for c in pending.columns if c not in consts]
-        first = pending.select(cols).to_arrow()
+        arrow_schema = pending.head(0).select(cols).to_arrow().schema
 
         def same() -> object:
             nonlocal pending
-            while pending is not None and (not pending.height or _constants(pending) == consts):
-                yield from pending.select(cols).to_arrow().cast(first.schema).to_batches()
-                pending = next(batches, None)
+            yield from pending.select(cols).to_arrow().to_batches()
+            while (pending := next(batches, None)) is not None and _constants(pending) == consts:
+                yield from pending.select(cols).to_arrow().cast(arrow_schema).to_batches()
 
-        _insert_from(con, name, cols, consts, pa.RecordBatchReader.from_batches(first.schema, same()))
+        _insert_from(con, name, cols, consts, pa.RecordBatchReader.from_batches(arrow_schema, same()))
 
 
 # DuckDB's memory while a streamed trace's tables go in: it would otherwise hold

@@ -72,13 +72,11 @@ impl Mappings {
         self.unsorted |= !maps.ssn.is_empty();
     }
 
-    /// Sorts and compacts the mappings added (`feed` does it first otherwise); how many
-    /// are kept.
-    pub fn seal(&mut self) -> usize {
+    /// Sorts and compacts the mappings added (`feed` does it first otherwise).
+    pub fn seal(&mut self) {
         if self.unsorted {
             self.sort();
         }
-        self.by_stream.iter().map(Vec::len).sum()
     }
 
     fn sort(&mut self) {

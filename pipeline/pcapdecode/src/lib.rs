@@ -619,10 +619,10 @@ mod python {
             Ok(())
         }
 
-        /// seal() -> the number of mappings kept: once all are added, each subflow's
-        /// sorted and compacted now (else at the first `feed`), so that the memory of
-        /// the ones dropped can be given back before the pieces are read.
-        fn seal(&mut self) -> usize {
+        /// seal(): once all are added, each subflow's mappings sorted and compacted now
+        /// (else at the first `feed`), so that the memory of the ones dropped can be
+        /// given back before the pieces are read.
+        fn seal(&mut self) {
             self.0.seal()
         }
 
