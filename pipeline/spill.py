@@ -16,7 +16,6 @@ instead: ``Digest.in_memory`` says why.
 from __future__ import annotations
 
 import atexit
-import io
 import os
 import shutil
 import tempfile
@@ -178,7 +177,8 @@ class Digest:
         # Exact duplicates share their timestamp: in a capture in time order they lie in
         # one run of equal timestamps, within a piece or across the last one's tail.
         run = p if self._tail_all is None else pl.concat([self._tail_all, p])
-        if sanity.may_hold_duplicates(run):
+        same_time = (pl.col("time_s") == pl.col("time_s").shift(1)) | (pl.col("time_s") == pl.col("time_s").shift(-1))
+        if sanity.may_hold_duplicates(run.filter(same_time)):
             self.in_memory = "it may hold duplicate packets"
             return False
         self._tail_all = _own(p.filter(pl.col("time_s") == t[-1]))
@@ -214,11 +214,10 @@ class Digest:
 
 def _own(few: pl.DataFrame) -> pl.DataFrame:
     """``few`` rows in buffers of their own: a filter or a head may give a slice of the
-    piece's, which would keep every piece's columns alive for a row or two."""
-    buf = io.BytesIO()
-    few.write_ipc(buf)
-    buf.seek(0)
-    return pl.read_ipc(buf)
+    piece's, which would keep every piece's columns alive for a row or two. (A gather
+    always builds new columns; the frames here hold no text, whose views could point
+    into the piece's buffers.)"""
+    return few[pl.int_range(few.height, eager=True)] if few.height else few.clear()
 
 
 def _first(p: pl.DataFrame, by: list[str]) -> pl.DataFrame:

@@ -331,14 +331,15 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
     if rtt is not None:
         out["rtt_samples"] = schema.conform(
             "rtt_samples",
-            rtt.join(_like(rtt, sf.select("stream", "conn_id", "path")), on="stream", how="left", maintain_order="left")
+            rtt.join(_like(rtt, sf.select("stream", "conn_id", "path")), on="stream", how="left",
+                     maintain_order=_order(rtt))
             .with_columns(subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
         )
     if ofo is not None:
         # back to absolute DSNs in the sender's numbering (server IDSN down, client IDSN up)
         idsn = sf.select("conn_id", "server_idsn", "client_idsn").unique("conn_id")
-        ofo = ofo.join(_like(ofo, path_of), on="stream", how="left", maintain_order="left").join(
-            _like(ofo, idsn), on="conn_id", how="left", maintain_order="left").with_columns(
+        ofo = ofo.join(_like(ofo, path_of), on="stream", how="left", maintain_order=_order(ofo)).join(
+            _like(ofo, idsn), on="conn_id", how="left", maintain_order=_order(ofo)).with_columns(
             ref=pl.when(pl.col("direction") == "down").then("server_idsn").otherwise("client_idsn"))
         never = schema.rows(ofo.filter(pl.col("ofo_delay_ms").is_null()))
         if never:
@@ -362,6 +363,13 @@ def _per_subflow_direction(samples: pl.DataFrame | pl.LazyFrame, aggs: list[pl.E
 def _collect(query: pl.LazyFrame, source: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """``query`` over ``source``: by polars' streaming engine when the source is a spill."""
     return query.collect(engine="streaming" if isinstance(source, pl.LazyFrame) else "auto")
+
+
+def _order(frame: pl.DataFrame | pl.LazyFrame) -> str:
+    """A join's ``maintain_order`` for the per-packet tables: the rows' order in memory;
+    none over a spill, whose rows the database takes in any order (the order-keeping
+    streaming join took 2.2 s of 5M RTT samples' 2.4 s)."""
+    return "none" if isinstance(frame, pl.LazyFrame) else "left"
 
 
 def _like(frame: pl.DataFrame | pl.LazyFrame, other: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame:
