@@ -227,41 +227,6 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
         spilled.close()
 
 
-def _ahead(pieces: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
-    """``pieces``, each made in a thread of its own while the one before is measured
-    (polars and the native states let go of the interpreter while they work)."""
-    import queue
-    import threading
-    q: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-    done = object()
-
-    def make() -> None:
-        try:
-            for piece in pieces:
-                if stop.is_set():
-                    return
-                q.put(piece)
-            q.put(done)
-        except BaseException as e:  # re-raised in the reader
-            q.put(e)
-
-    t = threading.Thread(target=make, name="pieces-ahead", daemon=True)
-    t.start()
-    try:
-        while (got := q.get()) is not done:
-            if isinstance(got, BaseException):
-                raise got
-            yield got
-    finally:
-        stop.set()
-        while t.is_alive():
-            try:
-                q.get_nowait()
-            except queue.Empty:
-                t.join(0.01)
-
-
 def _give_back() -> None:
     """Hand freed memory back to the system now: the frames of a piece wait for the
     garbage collector (a cycle or two), and the native crate's freed states for glibc's
@@ -299,7 +264,7 @@ def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
     pending = None  # received data packets not yet in order
     ids = 0
     files: dict[str, list[Path]] = {"seq": [], "rtt_raw": [], "ofo": [], "ack": []}
-    for q in _ahead(tr.packets()):
+    for q in tr.packets():
         d = metrics.data_rows(q)
         d = d.with_columns(pl.DataFrame(retransmissions.feed(metrics.retx_columns(d).rechunk())).to_series())
         counts.append(metrics.loss_counts(d))

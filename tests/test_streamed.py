@@ -122,29 +122,3 @@ def test_the_known_answer_tests_hold_on_the_streamed_path():
                        capture_output=True, text=True, env={**os.environ, "MPTCP_LAB_STREAM_FROM": "0"})
     assert r.returncode == 0, r.stdout[-3000:]
     assert " passed" in r.stdout
-
-
-def test_pieces_made_ahead_come_in_order_and_their_errors_reach_the_reader():
-    import threading
-    assert list(streamed._ahead(iter(range(50)))) == list(range(50))
-
-    def failing():
-        yield 1
-        raise streamed.InMemory("why")
-    got = []
-    with pytest.raises(streamed.InMemory, match="why"):
-        for x in streamed._ahead(failing()):
-            got.append(x)
-    assert got == [1]
-    # a reader that stops early leaves no thread making pieces
-    made = []
-
-    def endless():
-        while True:
-            made.append(len(made))
-            yield made[-1]
-    for x in streamed._ahead(endless()):
-        if x == 3:
-            break
-    assert not [t for t in threading.enumerate() if t.name.startswith("pieces-ahead")]
-    assert len(made) <= 6
