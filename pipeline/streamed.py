@@ -242,78 +242,138 @@ def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
     """``tables.measure`` of a spilled trace, piece by piece: the native states carry
     each metric from one piece to the next, sums and extremes add up, and the
     per-packet rows go to Arrow IPC files in ``out`` (the measures hold LazyFrames over them)."""
-    from pcapdecode import AckRtt, InOrder, Retransmissions, Rtt, SeqRows
-    sf = tr.subflows
+    from pcapdecode import Retransmissions
     sending, receiving = tables.sending_receiving(vantage)
-    carried = tr.carried  # stream, conn_id, down: what carried data which way
-    up = pl.col("down").not_()
-    seqrows = SeqRows(carried.select(pl.col("stream").cast(pl.UInt32), up=up).unique(),
-                      carried.filter(pl.col("conn_id").is_not_null()).select(
-                          conn=pl.col("conn_id").cast(pl.UInt32), up=up).unique())
     retransmissions = Retransmissions()
-    streams = int(sf["stream"].max()) if sf.height else 0
-    rtt, ack_rtt = (Rtt(streams), AckRtt()) if sending else (None, None)
-    # the directions the SYNs are timed in (``metrics.ack_rtt_samples``): those with data
-    sent_dirs = carried.select(pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up"))).to_series()
-    sent_dirs = [d for d in sending if d in sent_dirs.to_list()]
-    groups = 2 * (int(sf["conn_id"].max()) + 1) if sf.height else 0
-    # every group's data from byte 1 on (``Trace`` sends a trace with data below it to memory)
-    in_order = InOrder([1] * groups) if receiving else None
-    starts = tables.connection_starts(metrics.download_time_from(_NO_LAST, sf)).filter(pl.col("start_s").is_not_null())
-    counts, share, last, delivered = [], [], [], []
-    pending = None  # received data packets not yet in order
-    ids = 0
-    files: dict[str, list[Path]] = {"seq": [], "rtt_raw": [], "ofo": [], "ack": []}
+    every = _Every(tr, out)
+    sent = _Sent(tr, sending, out) if sending else None
+    received = _Received(tr, receiving, out) if receiving else None
     for q in tr.packets():
         d = metrics.data_rows(q)
         d = d.with_columns(pl.DataFrame(retransmissions.feed(metrics.retx_columns(d).rechunk())).to_series())
-        counts.append(metrics.loss_counts(d))
-        share.append(metrics.subflow_bytes(q))
-        last.append(metrics.last_data(q))
-        seq = seqgraph.seq_frame(q, pl.DataFrame(seqrows.feed(seqgraph.native_columns(q).rechunk())), d["retx"])
-        _write(out, files["seq"], seq)
-        if sending:
-            acks = metrics.acks_of(q).select(pl.col("stream").cast(pl.UInt32), "down", pl.col("frame").cast(pl.UInt32),
-                                             "time_s", pl.col("ack").cast(pl.Int64)).rechunk()
-            sent = d.filter(pl.col("direction").is_in(sending)).select(
-                pl.col("stream").cast(pl.UInt32), pl.col("down").fill_null(False), pl.col("frame").cast(pl.UInt32),
-                seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64), retx="retx", time_s="time_s")
-            _write(out, files["rtt_raw"], pl.DataFrame(rtt.feed(sent.rechunk(), acks)))
-            segs = metrics.timed_segments(q, d.filter(pl.col("direction").is_in(sending)), sent_dirs).sort(
-                "frame").select(pl.col("stream").cast(pl.UInt32), "down", pl.col("frame").cast(pl.UInt32),
-                                pl.col("end").cast(pl.Int64), "time_s")
-            _write(out, files["ack"], _ack_rtts(ack_rtt.feed(segs.rechunk(), acks)))
-        if receiving:
-            r = d.filter(pl.col("direction").is_in(receiving))
-            delivered.append(metrics.delivered_per_second(r, starts))
-            o = r.filter(pl.col("dsn_rel").is_not_null()).select(
-                "frame", "stream", "conn_id", "direction", "time_s", "dsn_rel", "payload_bytes")
-            o = o.with_columns(id=pl.int_range(ids, ids + o.height, dtype=pl.UInt64))
-            ids += o.height
-            done = pl.DataFrame(in_order.feed(o.select(
-                "id", group=(pl.col("conn_id").cast(pl.UInt32) * 2 + (pl.col("direction") == "up")).cast(pl.UInt32),
-                time_s="time_s", dsn_rel="dsn_rel", payload_bytes=pl.col("payload_bytes").cast(pl.Int64)).rechunk()))
-            waiting = o if pending is None else pl.concat([pending, o])
-            _write(out, files["ofo"], _ofo_rows(waiting.join(done, on="id", how="inner")))
-            pending = waiting.join(done, on="id", how="anti")
-    m = tables.Measures(
-        counts=metrics.with_loss_rate(_summed(counts, metrics.SUB, ["data_packets", "retransmitted_packets"])),
-        share=metrics.with_traffic_share(_summed(share, ["stream", "conn_id", "direction"], ["payload_bytes"])),
-        dl=metrics.download_time_from(pl.concat(last).group_by(metrics.CONN).agg(pl.col("last_data_s").max())
-                                      if last else _NO_LAST, sf),
-        seq=_scan(files["seq"], seqgraph.seq_packets(tr.empty_packets(), metrics.retransmissions(tr.empty_packets()))))
-    if sending:
-        _write(out, files["rtt_raw"], pl.DataFrame(rtt.close()))
-        m.rtt = _scan(_karn(rtt, files["rtt_raw"], out), _RTT_EMPTY)
-        _write(out, files["ack"], _ack_rtts(ack_rtt.close()))
-        m.ack_rtt = _scan(files["ack"], _ack_rtts(pl.DataFrame(schema=_ACK_SAMPLES)))
-    if receiving:
-        if pending is not None and pending.height:
-            _write(out, files["ofo"], _ofo_rows(pending.with_columns(in_order_s=pl.lit(None, pl.Float64))))
-        m.ofo = _scan(files["ofo"], metrics.ofo_delays(tr.empty_packets()))
-        m.delivered = _summed(delivered, ["conn_id", "stream", "direction", "second"], ["payload_bytes", "packets"]
-                              ).sort("conn_id", "stream", "direction", "second")
+        every.feed(q, d)
+        if sent:
+            sent.feed(q, d)
+        if received:
+            received.feed(d)
+    m = every.measures()
+    if sent:
+        m.rtt, m.ack_rtt = sent.samples()
+    if received:
+        m.ofo, m.delivered = received.samples()
     return m
+
+
+class _Every:
+    """What every trace gives: loss counts, traffic shares, completion times, and the
+    time-sequence rows (``seq_packets``)."""
+
+    def __init__(self, tr: Trace, out: Spill) -> None:
+        from pcapdecode import SeqRows
+        self.tr, self.out = tr, out
+        carried = tr.carried  # stream, conn_id, down: what carried data which way
+        up = pl.col("down").not_()
+        self.seqrows = SeqRows(carried.select(pl.col("stream").cast(pl.UInt32), up=up).unique(),
+                               carried.filter(pl.col("conn_id").is_not_null()).select(
+                                   conn=pl.col("conn_id").cast(pl.UInt32), up=up).unique())
+        self.counts: list[pl.DataFrame] = []
+        self.share: list[pl.DataFrame] = []
+        self.last: list[pl.DataFrame] = []
+        self.files: list[Path] = []
+
+    def feed(self, q: pl.DataFrame, d: pl.DataFrame) -> None:
+        self.counts.append(metrics.loss_counts(d))
+        self.share.append(metrics.subflow_bytes(q))
+        self.last.append(metrics.last_data(q))
+        rows = pl.DataFrame(self.seqrows.feed(seqgraph.native_columns(q).rechunk()))
+        _write(self.out, self.files, seqgraph.seq_frame(q, rows, d["retx"]))
+
+    def measures(self) -> tables.Measures:
+        empty = self.tr.empty_packets()
+        last = (pl.concat(self.last).group_by(metrics.CONN).agg(pl.col("last_data_s").max())
+                if self.last else _NO_LAST)
+        return tables.Measures(
+            counts=metrics.with_loss_rate(_summed(self.counts, metrics.SUB, ["data_packets", "retransmitted_packets"])),
+            share=metrics.with_traffic_share(_summed(self.share, ["stream", "conn_id", "direction"], ["payload_bytes"])),
+            dl=metrics.download_time_from(last, self.tr.subflows),
+            seq=_scan(self.files, seqgraph.seq_packets(empty, metrics.retransmissions(empty))))
+
+
+class _Sent:
+    """The sender's metrics of the directions ``sending``: RTT samples (Karn's rule, once
+    every retransmission is known) and per-ACK RTTs."""
+
+    def __init__(self, tr: Trace, sending: list[str], out: Spill) -> None:
+        from pcapdecode import AckRtt, Rtt
+        sf = tr.subflows
+        self.sending, self.out = sending, out
+        self.rtt, self.ack_rtt = Rtt(int(sf["stream"].max()) if sf.height else 0), AckRtt()
+        # the directions the SYNs are timed in (``metrics.ack_rtt_samples``): those with data
+        with_data = tr.carried.select(_direction(pl.col("down"))).to_series().to_list()
+        self.sent_dirs = [d for d in sending if d in with_data]
+        self.raw: list[Path] = []
+        self.acked: list[Path] = []
+
+    def feed(self, q: pl.DataFrame, d: pl.DataFrame) -> None:
+        acks = metrics.acks_of(q).select(pl.col("stream").cast(pl.UInt32), "down", pl.col("frame").cast(pl.UInt32),
+                                         "time_s", pl.col("ack").cast(pl.Int64)).rechunk()
+        mine = d.filter(pl.col("direction").is_in(self.sending))
+        sent = mine.select(
+            pl.col("stream").cast(pl.UInt32), pl.col("down").fill_null(False), pl.col("frame").cast(pl.UInt32),
+            seq=pl.col("rel_seq").cast(pl.Int64), end=pl.col("end").cast(pl.Int64), retx="retx", time_s="time_s")
+        _write(self.out, self.raw, pl.DataFrame(self.rtt.feed(sent.rechunk(), acks)))
+        segs = metrics.timed_segments(q, mine, self.sent_dirs).sort("frame").select(
+            pl.col("stream").cast(pl.UInt32), "down", pl.col("frame").cast(pl.UInt32), pl.col("end").cast(pl.Int64),
+            "time_s")
+        _write(self.out, self.acked, _ack_rtts(self.ack_rtt.feed(segs.rechunk(), acks)))
+
+    def samples(self) -> tuple[pl.DataFrame | pl.LazyFrame, pl.DataFrame | pl.LazyFrame]:
+        """``Measures.rtt``, ``Measures.ack_rtt``."""
+        _write(self.out, self.raw, pl.DataFrame(self.rtt.close()))
+        _write(self.out, self.acked, _ack_rtts(self.ack_rtt.close()))
+        return (_scan(_karn(self.rtt, self.raw, self.out), _RTT_EMPTY),
+                _scan(self.acked, _ack_rtts(pl.DataFrame(schema=_ACK_SAMPLES))))
+
+
+class _Received:
+    """The receiver's metrics of the directions ``receiving``: out-of-order delays (a
+    packet's row is written once its data is in order) and data delivered per second."""
+
+    def __init__(self, tr: Trace, receiving: list[str], out: Spill) -> None:
+        from pcapdecode import InOrder
+        sf = tr.subflows
+        self.tr, self.receiving, self.out = tr, receiving, out
+        groups = 2 * (int(sf["conn_id"].max()) + 1) if sf.height else 0
+        # every group's data from byte 1 on (``Trace`` sends a trace with data below it to memory)
+        self.in_order = InOrder([1] * groups)
+        self.starts = tables.connection_starts(metrics.download_time_from(_NO_LAST, sf)).filter(
+            pl.col("start_s").is_not_null())
+        self.delivered: list[pl.DataFrame] = []
+        self.pending: pl.DataFrame | None = None  # received data packets not yet in order
+        self.ids = 0
+        self.files: list[Path] = []
+
+    def feed(self, d: pl.DataFrame) -> None:
+        r = d.filter(pl.col("direction").is_in(self.receiving))
+        self.delivered.append(metrics.delivered_per_second(r, self.starts))
+        o = r.filter(pl.col("dsn_rel").is_not_null()).select(
+            "frame", "stream", "conn_id", "direction", "time_s", "dsn_rel", "payload_bytes")
+        o = o.with_columns(id=pl.int_range(self.ids, self.ids + o.height, dtype=pl.UInt64))
+        self.ids += o.height
+        done = pl.DataFrame(self.in_order.feed(o.select(
+            "id", group=(pl.col("conn_id").cast(pl.UInt32) * 2 + (pl.col("direction") == "up")).cast(pl.UInt32),
+            time_s="time_s", dsn_rel="dsn_rel", payload_bytes=pl.col("payload_bytes").cast(pl.Int64)).rechunk()))
+        waiting = o if self.pending is None else pl.concat([self.pending, o])
+        _write(self.out, self.files, _ofo_rows(waiting.join(done, on="id", how="inner")))
+        self.pending = waiting.join(done, on="id", how="anti")
+
+    def samples(self) -> tuple[pl.DataFrame | pl.LazyFrame, pl.DataFrame]:
+        """``Measures.ofo``, ``Measures.delivered``."""
+        if self.pending is not None and self.pending.height:
+            _write(self.out, self.files, _ofo_rows(self.pending.with_columns(in_order_s=pl.lit(None, pl.Float64))))
+        delivered = _summed(self.delivered, ["conn_id", "stream", "direction", "second"], ["payload_bytes", "packets"])
+        return (_scan(self.files, metrics.ofo_delays(self.tr.empty_packets())),
+                delivered.sort("conn_id", "stream", "direction", "second"))
 
 
 _NO_LAST = pl.DataFrame(schema={"conn_id": pl.Int32, "direction": pl.Utf8, "last_data_s": pl.Float64})
