@@ -132,26 +132,40 @@ class Digest:
         after_close = pl.col("frame") >= pl.col("stream").replace_strict(
             self._closed["stream"], self._closed["fc"], default=None, return_dtype=pl.UInt32)
         self._rows.append(_own(p.filter(pl.col("syn") | pl.col("mpc") | closing | after_close.fill_null(False))))
-        self._firsts.append(_own(pl.concat([_first(p, SENDER), _first(p.filter(pl.col("dss")), ["stream"])])))
-        # (before the close: a piece's last row per sender may come after it)
-        self._lasts.append(_own(_last(p.filter(~after_close.fill_null(False)), SENDER)))
-        acks = p.filter(~pl.col("syn"), pl.col("ackf"))
-        t_sa = pl.col("stream").replace_strict(self._synack["stream"], self._synack["t_sa"], default=None,
-                                               return_dtype=pl.Float64)
-        self._ack3.append(_own(_first(acks.filter(pl.col("time_s") >= t_sa), SENDER)))
-        # (an ACK in an earlier piece at the SYN/ACK's own timestamp: that piece's tail)
-        if self._tail is not None:
-            self._ack3.append(self._tail)
-        last = p["time_s"][-1]
-        self._tail = _own(acks.filter(pl.col("time_s") == last))
         if p.select((pl.col("mp_dack_raw").is_not_null() & (pl.col("mp_dack64") == 0)).any()).item():
             # (each connection's 32-bit DATA_ACKs are unwrapped one after another)
             self.in_memory = "it holds 32-bit DATA_ACKs"
             return
-        mapped = p.filter(pl.col("mp_map_present") == 1, pl.col("mp_dsn64") == 1, pl.col("mp_map_len") > 0)
-        if mapped.height:
-            self._ranges.append(_own(_extremes(mapped)))
-        self._sent.append(p.group_by(SENDER).agg(sent=pl.col("payload_bytes").cast(pl.Int64).sum()))
+        t_sa = pl.col("stream").replace_strict(self._synack["stream"], self._synack["t_sa"], default=None,
+                                               return_dtype=pl.Float64)
+        acks = ~pl.col("syn") & pl.col("ackf")
+        mapped = (pl.col("mp_map_present") == 1) & (pl.col("mp_dsn64") == 1) & (pl.col("mp_map_len") > 0)
+        row = pl.col("_i")
+        # each sender's rows the structure reads, by position, in one grouping of the piece
+        at = p.select(*SENDER, "time_s", "payload_bytes", "mp_dsn_raw", _i=pl.int_range(pl.len(), dtype=pl.UInt32),
+                      _after=after_close.fill_null(False), _ack3=acks & (pl.col("time_s") >= t_sa),
+                      _mapped=mapped).group_by(SENDER).agg(
+            first=row.first(),
+            # (before the close: a piece's last row per sender may come after it)
+            last=row.filter(~pl.col("_after")).last(),
+            ack3=row.filter(pl.col("_ack3")).first(),
+            # ``flows._dsn_ranges``' minimum and maximum (the first such row)
+            lo=row.filter(pl.col("_mapped")).get(pl.col("mp_dsn_raw").filter(pl.col("_mapped")).arg_min()),
+            hi=row.filter(pl.col("_mapped")).get(pl.col("mp_dsn_raw").filter(pl.col("_mapped")).arg_max()),
+            sent=pl.col("payload_bytes").cast(pl.Int64).sum())
+        dss = p.select("stream", _i=pl.int_range(pl.len(), dtype=pl.UInt32)).filter(p["dss"]).group_by(
+            "stream").agg(row.first())["_i"]
+        self._firsts.append(_rows_at(p, at["first"], dss))
+        self._lasts.append(_rows_at(p, at["last"]))
+        self._ack3.append(_rows_at(p, at["ack3"]))
+        # (an ACK in an earlier piece at the SYN/ACK's own timestamp: that piece's tail)
+        if self._tail is not None:
+            self._ack3.append(self._tail)
+        self._tail = _own(p.filter(acks, pl.col("time_s") == p["time_s"][-1]))
+        ranges = _rows_at(p, at["lo"], at["hi"])
+        if ranges.height:
+            self._ranges.append(ranges)
+        self._sent.append(at.select(*SENDER, "sent"))
 
     def _check(self, p: pl.DataFrame) -> bool:
         """``sanity``'s conditions, piece by piece: False (and ``in_memory`` says why)
@@ -218,6 +232,12 @@ def _own(few: pl.DataFrame) -> pl.DataFrame:
     always builds new columns; the frames here hold no text, whose views could point
     into the piece's buffers.)"""
     return few[pl.int_range(few.height, eager=True)] if few.height else few.clear()
+
+
+def _rows_at(p: pl.DataFrame, *rows: pl.Series) -> pl.DataFrame:
+    """The rows of ``p`` at the positions ``rows`` hold (nulls left out), in ``p``'s
+    order, once each, in buffers of their own (a gather)."""
+    return p[pl.concat(rows).drop_nulls().unique().sort()]
 
 
 def _first(p: pl.DataFrame, by: list[str]) -> pl.DataFrame:
