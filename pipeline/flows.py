@@ -425,21 +425,23 @@ def with_direction(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     """``p`` with each packet's ``conn_id`` and ``down`` (sent by its subflow's server),
     looked up per stream in ``sf``."""
     lut = sf.select("stream", "conn_id", "server_port", pl.col("server_addr").cast(pl.Categorical))
-    streams = int(lut["stream"].max()) + 1 if lut.height else 0
-    if streams == 0:
-        return p.with_columns(conn_id=pl.lit(None, lut.schema["conn_id"]), down=pl.lit(None, pl.Boolean))
-    stream = pl.col("stream")
-
-    def of_stream(col: str) -> pl.Expr:
-        # a gather from a table indexed by stream (the decoder numbers them from 0): a
-        # hash lookup per packet took three times as long
-        table = pl.repeat(None, streams, dtype=lut.schema[col], eager=True).scatter(lut["stream"], lut[col])
-        return pl.when(stream < streams).then(pl.lit(table).gather(stream.clip(upper_bound=streams - 1)))
-
     return p.with_columns(
-        conn_id=of_stream("conn_id"),
-        down=(pl.col("src") == of_stream("server_addr")) & (pl.col("sport") == of_stream("server_port")),
+        conn_id=_looked_up("stream", lut["stream"], lut["conn_id"]),
+        down=(pl.col("src") == _looked_up("stream", lut["stream"], lut["server_addr"]))
+        & (pl.col("sport") == _looked_up("stream", lut["stream"], lut["server_port"])),
     )
+
+
+def _looked_up(key: str, keys: pl.Series, values: pl.Series) -> pl.Expr:
+    """``values`` at each row's ``key`` (among ``keys``: small non-negative integers, as
+    the decoder's streams and the connections are numbered), null for any other: a
+    gather from a table indexed by key (a hash lookup per packet took three times as long)."""
+    if keys.len() == 0:
+        return pl.lit(None, values.dtype)
+    size = int(keys.max()) + 1
+    table = pl.repeat(None, size, dtype=values.dtype, eager=True).scatter(keys, values)
+    k = pl.col(key)
+    return pl.when(k.is_between(0, size - 1)).then(pl.lit(table).gather(k.clip(0, size - 1)))
 
 
 def seq_bases_of(bases: pl.DataFrame) -> pl.DataFrame:
