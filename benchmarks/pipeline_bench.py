@@ -17,7 +17,7 @@ each, with ratios against tshark; then, in-process, where the native pipeline's 
 goes, stage by stage and metric by metric.
 
     python benchmarks/pipeline_bench.py [--pcap FILE] [--repeat 3]
-    python benchmarks/pipeline_bench.py --memory [--sizes 1000000 5000000 10000000] [--many 10000 1000000]
+    python benchmarks/pipeline_bench.py --memory [--repeat 3] [--sizes 1000000 5000000 10000000] [--many 10000 10000000]
         (memory and speed by size, and on many short connections)
 
 Run it under the heavy-job lock on a shared machine: flock /work/wt/heavy.lock make bench
@@ -199,21 +199,33 @@ def memory(a: argparse.Namespace) -> None:
     # over 20 min here): its rate over the first TSHARK_PACKETS packets is the baseline, which
     # flatters tshark
     cmd = extract.tshark_command(files[0])
-    t = run_child([cmd[0], "-c", str(TSHARK_PACKETS), *cmd[1:]])
     n0 = min(TSHARK_PACKETS, counts[0])
-    tshark_rate = n0 / t.wall
+    decoder = {f: run_child([py, "-c", DECODE_ONLY, str(f), FIELDS]) for f in files}
+    # interleaved rounds, tshark's in each (a change in the machine's load hits every
+    # command alike); a shared host moves single runs by +-20 %, so the median, its range,
+    # and the largest peak
+    tshark: list[Run] = []
+    runs: dict[Path, list[Run]] = {f: [] for f in files}
+    for _ in range(a.repeat):
+        tshark.append(run_child([cmd[0], "-c", str(TSHARK_PACKETS), *cmd[1:]]))
+        for f in files:
+            db = Path(tempfile.mkdtemp()) / "big.duckdb"
+            runs[f].append(run_child([py, "-m", "pipeline", "analyze", "-q", str(f), "--db", str(db)]))
+            db.unlink(missing_ok=True)
+    tshark_rate = n0 / statistics.median(t.wall for t in tshark)
     print(f"tshark field extraction (the --decoder tshark call) on the first {n0:,} packets of {files[0].name}: "
-          f"{t.wall:.1f} s = {tshark_rate:,.0f} packets/s, peak RSS {t.rss_mb:.0f} MB (the baseline)", flush=True)
-    sys.stdout.flush()
-    print(f"{'capture':30s} {'packets':>11s} {'MB':>7s} {'decoder RSS':>12s} {'analyze wall':>13s} "
-          f"{'packets/s':>11s} {'vs tshark':>10s} {'peak RSS':>9s}")
+          f"{tshark_rate:,.0f} packets/s (median; {n0 / max(t.wall for t in tshark):,.0f}-"
+          f"{n0 / min(t.wall for t in tshark):,.0f}), peak RSS {max(t.rss_mb for t in tshark):.0f} MB (the baseline)")
+    print(f"median of {a.repeat} interleaved rounds (range), CPU = user + system; peak RSS: the largest of the rounds")
+    print(f"{'capture':30s} {'packets':>11s} {'MB':>7s} {'decoder RSS':>12s} {'analyze wall':>13s} {'range':>13s} "
+          f"{'CPU':>7s} {'packets/s':>11s} {'vs tshark':>10s} {'peak RSS':>9s}")
     for f, n in zip(files, counts):
-        d = run_child([py, "-c", DECODE_ONLY, str(f), FIELDS])
-        db = Path(tempfile.mkdtemp()) / "big.duckdb"
-        r = run_child([py, "-m", "pipeline", "analyze", "-q", str(f), "--db", str(db)])
-        print(f"{f.name:30s} {n:11,d} {f.stat().st_size / 1e6:7.0f} {d.rss_mb:9.0f} MB {r.wall:11.1f} s "
-              f"{n / r.wall:11,.0f} {n / r.wall / tshark_rate:9.1f}x {r.rss_mb:6.0f} MB", flush=True)
-        db.unlink(missing_ok=True)
+        walls = [r.wall for r in runs[f]]
+        wall = statistics.median(walls)
+        cpu = statistics.median(r.cpu for r in runs[f])
+        print(f"{f.name:30s} {n:11,d} {f.stat().st_size / 1e6:7.0f} {decoder[f].rss_mb:9.0f} MB {wall:11.1f} s "
+              f"{min(walls):5.1f}-{max(walls):5.1f} s {cpu:5.1f} s {n / wall:11,.0f} {n / wall / tshark_rate:9.1f}x "
+              f"{max(r.rss_mb for r in runs[f]):6.0f} MB", flush=True)
     print("Targets (issue 25): peak <= 600 MB at 10 M packets and on 10,000 short connections, "
           ">= 1 M packets/s and >= 50x tshark end to end. "
           "Captures from 128 MB on (MPTCP_LAB_STREAM_FROM) are analysed from a spill on disk, piece by piece; "
@@ -223,7 +235,8 @@ def memory(a: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pcap", type=Path, help="pcap to time (default: the two-path benchmark capture)")
-    ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds; the median is reported")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="interleaved rounds; the median is reported (--memory: with its range and the largest peak)")
     ap.add_argument("--memory", action="store_true", help="peak memory on a synthetic capture instead")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000, 10_000_000], metavar="N",
                     help="packets of each synthetic one-connection capture (--memory; default 1M 5M 10M)")
