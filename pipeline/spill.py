@@ -149,9 +149,7 @@ class Digest:
             # (before the close: a piece's last row per sender may come after it)
             last=row.filter(~pl.col("_after")).last(),
             ack3=row.filter(pl.col("_ack3")).first(),
-            # ``flows._dsn_ranges``' minimum and maximum (the first such row)
-            lo=row.filter(pl.col("_mapped")).get(pl.col("mp_dsn_raw").filter(pl.col("_mapped")).arg_min()),
-            hi=row.filter(pl.col("_mapped")).get(pl.col("mp_dsn_raw").filter(pl.col("_mapped")).arg_max()),
+            **_extreme_positions(pl.col("_mapped")),
             sent=pl.col("payload_bytes").cast(pl.Int64).sum())
         dss = p.select("stream", _i=pl.int_range(pl.len(), dtype=pl.UInt32)).filter(p["dss"]).group_by(
             "stream").agg(row.first())["_i"]
@@ -249,10 +247,15 @@ def _last(p: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     return p.unique(subset=by, keep="last", maintain_order=True)
 
 
+def _extreme_positions(among: pl.Expr) -> dict[str, pl.Expr]:
+    """Aggregations per sender over rows numbered ``_i``: ``lo`` and ``hi``, the positions
+    of the rows of the lowest and the highest DSN among the rows ``among`` selects
+    (``flows._dsn_ranges``' minimum and maximum; the first such row)."""
+    row, dsn = pl.col("_i").filter(among), pl.col("mp_dsn_raw").filter(among)
+    return {"lo": row.get(dsn.arg_min()), "hi": row.get(dsn.arg_max())}
+
+
 def _extremes(mapped: pl.DataFrame) -> pl.DataFrame:
-    """Each sender's rows of the lowest and the highest DSN (``flows._dsn_ranges``' minimum
-    and maximum; the first such row in ``mapped``'s order)."""
-    at = mapped.with_row_index("_i").group_by(SENDER).agg(
-        lo=pl.col("_i").get(pl.col("mp_dsn_raw").arg_min()), hi=pl.col("_i").get(pl.col("mp_dsn_raw").arg_max()))
-    rows = pl.concat([at["lo"], at["hi"]]).drop_nulls().unique().sort()
-    return mapped[rows]
+    """Each sender's rows of the lowest and the highest DSN, in ``mapped``'s order."""
+    at = mapped.with_row_index("_i").group_by(SENDER).agg(**_extreme_positions(pl.lit(True)))
+    return _rows_at(mapped, at["lo"], at["hi"])
