@@ -152,10 +152,13 @@ def _put_in_time_order(c: Checked, n_back: int, worst: float) -> None:
     order = p.select(pl.arg_sort_by("time_s", "frame")).to_series()
     c.frames = p["frame"].gather(order)
     c.packets = p[order].with_columns(frame=pl.int_range(1, p.height + 1, dtype=pl.UInt32))
-    c.notes.append(
-        f"capture order repaired: timestamps go backwards {n_back} times (by up to {worst:.6f} s) between "
-        "senders, never within one sender's packets (several interfaces or capture queues, e.g. tcpdump -i any); "
-        "the metrics read the packets in timestamp order, the tables keep the capture's frame numbers")
+    c.notes.append(reordered_note(n_back, worst))
+
+
+def reordered_note(n_back: int, worst: float) -> str:
+    return (f"capture order repaired: timestamps go backwards {n_back} times (by up to {worst:.6f} s) between "
+            "senders, never within one sender's packets (several interfaces or capture queues, e.g. tcpdump -i any); "
+            "the metrics read the packets in timestamp order, the tables keep the capture's frame numbers")
 
 
 def restore_frames(table: pl.DataFrame, frames: pl.Series | None, columns: tuple[str, ...] = ("frame",)

@@ -21,6 +21,7 @@ import polars as pl
 
 from . import extract, flows, inputs, metrics, seqgraph, tables
 from .spill import Digest, Spill
+from .timeorder import TimeOrder
 
 # The per-packet tables over a spill are read file after file: polars reads up to 8
 # files of a scan at once by default, which at 10M packets held ~200 MB more while
@@ -42,7 +43,8 @@ class Trace:
     pieces (``flows.TRACE_PACKETS``) in frame order, then ``notes`` (complete once the
     pieces have all been read)."""
 
-    def __init__(self, spilled: Spill, digest: Digest, client_addrs: frozenset[str] = frozenset()) -> None:
+    def __init__(self, spilled: Spill, digest: Digest, client_addrs: frozenset[str] = frozenset(),
+                 original: Callable[[pl.Series], pl.Series] | None = None) -> None:
         try:
             from pcapdecode import Mappings, Numbering
         except ImportError:
@@ -51,6 +53,8 @@ class Trace:
             raise InMemory(digest.in_memory)
         self._Numbering, self._Mappings = Numbering, Mappings
         self.spill = spilled
+        # the capture's frame numbers of the pieces' (``timeorder.TimeOrder.original``)
+        self.original = original
         rows = digest.rows()
         if flows.split_reused_streams(rows)[1]:
             raise InMemory("a stream goes on after its FIN/RST as a new connection")
@@ -193,24 +197,33 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
     source = str(pcap)
     extract._check_file(path)
     reader = inputs.take(path) or extract.native_reader(path)
-    spilled, digest = Spill(), Digest()
+    spilled, digest, order = Spill(), Digest(), TimeOrder()
+
+    def settled(rows: pl.DataFrame) -> bool:
+        rows = rows.rechunk()
+        digest.feed(rows)
+        if order.in_memory or digest.in_memory:
+            return False
+        if rows.height:
+            spilled.add(rows.select(SPILLED))
+        return True
+
     try:
         # the native decoder's pieces, narrowed as ``extract.read_native`` narrows them
         while (piece := pl.DataFrame(reader.piece(PIECE_BATCHES))).height:
-            piece = flows.compact(piece).rechunk()
-            digest.feed(piece)
-            if digest.in_memory:
+            if not settled(order.feed(flows.compact(piece))):
                 return None
-            spilled.add(piece.select(SPILLED))
         del piece
-        notes = extract.reader_notes(reader)
+        if not settled(order.finish()):
+            return None
+        notes = extract.reader_notes(reader) + order.notes()
         if digest.packets == 0:
             raise extract.ExtractError("; ".join(notes + ["no TCP packets in the capture"]))
         digest.finish(time.time())
         if decoded:
             decoded()
         try:
-            tr = Trace(spilled, digest, frozenset(path_map or ()))
+            tr = Trace(spilled, digest, frozenset(path_map or ()), order.original if order.renumbered else None)
         except InMemory:
             return None
         problems = [tables.problem(run_id, source, "extract", n) for n in notes]
@@ -286,7 +299,7 @@ class _Every:
         self.share.append(metrics.subflow_bytes(q))
         self.last.append(metrics.last_data(q))
         rows = pl.DataFrame(self.seqrows.feed(seqgraph.native_columns(q).rechunk()))
-        _write(self.out, self.files, seqgraph.seq_frame(q, rows, d["retx"]))
+        _write(self.out, self.files, _in_capture_frames(self.tr, seqgraph.seq_frame(q, rows, d["retx"])))
 
     def measures(self) -> tables.Measures:
         empty = self.tr.empty_packets()
@@ -306,7 +319,7 @@ class _Sent:
     def __init__(self, tr: Trace, sending: list[str], out: Spill) -> None:
         from pcapdecode import AckRtt, Rtt
         sf = tr.subflows
-        self.sending, self.out = sending, out
+        self.tr, self.sending, self.out = tr, sending, out
         self.rtt, self.ack_rtt = Rtt(int(sf["stream"].max()) if sf.height else 0), AckRtt()
         # the directions the SYNs are timed in (``metrics.ack_rtt_samples``): those with data
         with_data = tr.carried.select(_direction(pl.col("down"))).to_series().to_list()
@@ -331,7 +344,7 @@ class _Sent:
         """``Measures.rtt``, ``Measures.ack_rtt``."""
         _write(self.out, self.raw, pl.DataFrame(self.rtt.close()))
         _write(self.out, self.acked, _ack_rtts(self.ack_rtt.close()))
-        return (_scan(_karn(self.rtt, self.raw, self.out), _RTT_EMPTY),
+        return (_scan(_karn(self.tr, self.rtt, self.raw, self.out), _RTT_EMPTY),
                 _scan(self.acked, _ack_rtts(pl.DataFrame(schema=_ACK_SAMPLES))))
 
 
@@ -364,13 +377,14 @@ class _Received:
             "id", group=(pl.col("conn_id").cast(pl.UInt32) * 2 + (pl.col("direction") == "up")).cast(pl.UInt32),
             time_s="time_s", dsn_rel="dsn_rel", payload_bytes=pl.col("payload_bytes").cast(pl.Int64)).rechunk()))
         waiting = o if self.pending is None else pl.concat([self.pending, o])
-        _write(self.out, self.files, _ofo_rows(waiting.join(done, on="id", how="inner")))
+        _write(self.out, self.files, _in_capture_frames(self.tr, _ofo_rows(waiting.join(done, on="id", how="inner"))))
         self.pending = waiting.join(done, on="id", how="anti")
 
     def samples(self) -> tuple[pl.DataFrame | pl.LazyFrame, pl.DataFrame]:
         """``Measures.ofo``, ``Measures.delivered``."""
         if self.pending is not None and self.pending.height:
-            _write(self.out, self.files, _ofo_rows(self.pending.with_columns(in_order_s=pl.lit(None, pl.Float64))))
+            _write(self.out, self.files, _in_capture_frames(
+                self.tr, _ofo_rows(self.pending.with_columns(in_order_s=pl.lit(None, pl.Float64)))))
         delivered = _summed(self.delivered, ["conn_id", "stream", "direction", "second"], ["payload_bytes", "packets"])
         return (_scan(self.files, metrics.ofo_delays(self.tr.empty_packets())),
                 delivered.sort("conn_id", "stream", "direction", "second"))
@@ -412,17 +426,22 @@ def _ack_rtts(samples) -> pl.DataFrame:
                     rtt_ms=(pl.col("ack_s") - pl.col("time_s")) * 1000.0)
 
 
-def _karn(rtt, raw: list[Path], out: Spill) -> list[Path]:
+def _karn(tr: Trace, rtt, raw: list[Path], out: Spill) -> list[Path]:
     """The samples Karn's rule keeps, as ``metrics.rtt_samples`` gives them."""
     kept: list[Path] = []
     for path in raw:
         s = pl.read_ipc(path)
         keep = pl.DataFrame(rtt.karn(s.select("stream", "down", "seq", "end").rechunk())).to_series()
-        _write(out, kept, s.filter(keep).select(
+        _write(out, kept, _in_capture_frames(tr, s.filter(keep).select(
             "frame", "stream", direction=_direction(pl.col("down")), sent_s="sent_s",
-            rtt_ms=(pl.col("ack_s") - pl.col("sent_s")) * 1000.0))
+            rtt_ms=(pl.col("ack_s") - pl.col("sent_s")) * 1000.0)))
         path.unlink()
     return kept
+
+
+def _in_capture_frames(tr: Trace, rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows``' frame numbers as the capture's, for a capture read in timestamp order."""
+    return rows if tr.original is None or rows.height == 0 else rows.with_columns(tr.original(rows["frame"]))
 
 
 def _ofo_rows(o: pl.DataFrame) -> pl.DataFrame:

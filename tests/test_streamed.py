@@ -81,11 +81,13 @@ def _db_tables(db, where) -> dict[str, pl.DataFrame]:
     return {n: pl.read_parquet(where / f"{n}.parquet") for n in schema.TABLES}
 
 
-@pytest.mark.parametrize("pcap", [p for p in SAMPLES if p.parent.name in ("mp2-linkem", "sp-wifi-tbf")],
+@pytest.mark.parametrize("pcap", [p for p in SAMPLES if p.parent.name in ("mp2-linkem", "sp-wifi-tbf")
+                                   or p.name == "client_1_tcp_only.pcap"],
                          ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_cli_stores_a_streamed_capture_as_an_in_memory_one(pcap, tmp_path):
     """``analyze`` and ``tables`` of a capture the size threshold sends through a spill
-    (MPTCP_LAB_STREAM_FROM=0): the same store and Parquet tables, and no spill left."""
+    (MPTCP_LAB_STREAM_FROM=0): the same store and Parquet tables, and no spill left.
+    (client_1_tcp_only: timestamps out of order, read in timestamp order piece by piece.)"""
     pytest.importorskip("pcapdecode")
     import os
     import subprocess
