@@ -650,11 +650,11 @@ def usable_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame
 
 
 def numbered_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame, direction: str,
-                      firsts: pl.DataFrame | None = None) -> pl.DataFrame:
+                      firsts: pl.DataFrame | None = None, unwrap: mptcp.Unwrap | None = None) -> pl.DataFrame:
     """``dss_mappings`` of ``usable_mappings``. A connection whose sender's key was not
     captured is numbered from its first mapping: the first of ``maps``, else of
     ``firsts`` (``conn_id, first``: the raw DSN of each connection's first mapping, for
-    a trace read in pieces)."""
+    a trace read in pieces, whose 32-bit DSNs ``unwrap`` carries from piece to piece)."""
     sender = _sender_of(direction)
     # DSNs relative to the sender's IDSN (first data byte = 1), per connection (without
     # its key: from the connection's first mapping).
@@ -663,8 +663,8 @@ def numbered_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFra
              pl.col("conn_id").replace_strict(firsts["conn_id"], firsts["first"].cast(pl.UInt64), default=None))
     maps = maps.join(idsn, on="conn_id", how="left", maintain_order="left").with_columns(
         _ref=pl.coalesce("_ref", first - pl.lit(1, pl.UInt64)))
-    rel = mptcp.relative_dsn_by(maps.with_columns(pl.col("mp_dsn64").fill_null(1)), "mp_dsn_raw", "mp_dsn64",
-                                "_ref", "conn_id")
+    rel = (unwrap.feed if unwrap else mptcp.relative_dsn_by)(
+        maps.with_columns(pl.col("mp_dsn64").fill_null(1)), "mp_dsn_raw", "mp_dsn64", "_ref", "conn_id")
     # of the mappings starting at one SSN, the longest (_dsn_of_mappings)
     return pl.concat([mpc_maps, maps.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"),
                                             "mp_map_len", rel.alias("map_dsn"))])
@@ -703,12 +703,13 @@ def _dsn_of_mappings_native(d: pl.DataFrame, maps: pl.DataFrame) -> pl.Series | 
     return pl.DataFrame(native_map_dsn(data, m)).to_series()
 
 
-def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
+def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame, unwraps: dict[bool, mptcp.Unwrap] | None = None) -> pl.DataFrame:
     """``dack_rel``: each packet's DATA_ACK relative to the IDSN of the data it
     acknowledges (a packet going up carries the client's DATA_ACK of the server's data),
     so that it reads as the next data byte expected in ``dsn_rel``'s numbering: the
     connection-level ACK line of a time-sequence graph (mptcptrace draws it). A
-    connection whose acknowledged end's key was not captured gets none."""
+    connection whose acknowledged end's key was not captured gets none. ``unwraps``:
+    for a trace read in pieces, each way's 32-bit DATA_ACKs unwrapped from piece to piece."""
     p = p.with_columns(dack_rel=pl.lit(None, dtype=pl.Int64))
     mp = sf.filter(pl.col("kind") != "tcp")
     if mp.height == 0 or "mp_dack_raw" not in p.columns:
@@ -724,8 +725,8 @@ def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
             "_row", "conn_id", "mp_dack_raw", pl.col("mp_dack64").fill_null(1)).join(
             idsn.lazy(), on="conn_id", how="inner", maintain_order="left").collect()
         if a.height:
-            parts.append(a.select("_row", dack_rel=mptcp.relative_dsn_by(a, "mp_dack_raw", "mp_dack64", "_ref",
-                                                                          "conn_id")))
+            relative = unwraps[down].feed if unwraps else mptcp.relative_dsn_by
+            parts.append(a.select("_row", dack_rel=relative(a, "mp_dack_raw", "mp_dack64", "_ref", "conn_id")))
     if parts:
         p = p.with_columns(_at_rows(p.height, pl.concat(parts), "dack_rel"))
     return p

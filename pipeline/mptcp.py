@@ -74,3 +74,58 @@ def relative_dsn_by(frame: pl.DataFrame, raw: str, is64: str, ref: str, by: str)
 def absolute_dsn(rel: str, ref: pl.Expr) -> pl.Expr:
     """Relative DSNs (column ``rel``) back to absolute 64-bit ones (modulo 2^64) from ``ref``."""
     return pl.col(rel).cast(pl.Int64).reinterpret(signed=False) + ref.cast(pl.UInt64)
+
+
+class LateAnchor(Exception):
+    """A connection's first 64-bit value came after 32-bit ones already unwrapped
+    without it (``Unwrap``): the trace must be read whole."""
+
+
+_UNWRAP_STATE = {"_g": pl.Int64, "_last_low": pl.Int64, "_wraps": pl.Int64, "_first_low": pl.Int64,
+                 "_anchor": pl.Int64}
+
+
+class Unwrap:
+    """``relative_dsn_by`` of a trace's rows fed piece by piece, in packet order: each
+    connection's last 32-bit value and wraps so far, its first 32-bit value and its first
+    64-bit one (the anchor) carry from one piece to the next. ``feed`` raises
+    ``LateAnchor`` when a connection's first 64-bit value comes in a later piece than
+    32-bit ones (which ``relative_dsn_by`` would have moved to its window)."""
+
+    def __init__(self) -> None:
+        self.state = pl.DataFrame(schema=_UNWRAP_STATE)
+
+    def feed(self, frame: pl.DataFrame, raw: str, is64: str, ref: str, by: str) -> pl.Series:
+        t = frame.select(_g=pl.col(by).cast(pl.Int64), _raw=pl.col(raw).cast(pl.UInt64),
+                         _m64=pl.col(is64).cast(pl.Boolean), _ref=pl.col(ref).cast(pl.UInt64))
+        t = t.with_columns(_rel64=(pl.col("_raw") - pl.col("_ref")).reinterpret(signed=True))
+        anchors = t.filter(pl.col("_m64")).group_by("_g", maintain_order=True).agg(_new_anchor=pl.col("_rel64").first())
+        known = self.state.join(anchors, on="_g", how="full", coalesce=True)
+        if known.filter(pl.col("_first_low").is_not_null(), pl.col("_anchor").is_null(),
+                        pl.col("_new_anchor").is_not_null()).height:
+            raise LateAnchor("a connection's first 64-bit DSN or DATA_ACK comes after 32-bit ones")
+        known = known.with_columns(_anchor=pl.coalesce("_anchor", "_new_anchor")).drop("_new_anchor")
+        if t["_m64"].all():
+            self.state = known
+            return t["_rel64"].alias(raw)
+        t = t.with_row_index("_i")
+        d = pl.col("_low").diff().over("_g")
+        s32 = (
+            t.filter(~pl.col("_m64"))
+            .with_columns(_low=(pl.col("_raw").cast(pl.Int64) - (pl.col("_ref") & _LOW32).cast(pl.Int64)) & _LOW32)
+            .join(known, on="_g", how="left", maintain_order="left")
+            # the first step of each connection in this piece: from its last value before
+            .with_columns(_d=pl.coalesce(d, pl.col("_low") - pl.col("_last_low"), pl.lit(0)),
+                          _first_low=pl.coalesce("_first_low", pl.col("_low").first().over("_g")))
+            .with_columns(_wraps=pl.col("_wraps").fill_null(0) + ((pl.col("_d") < -(1 << 31)).cast(pl.Int64)
+                                                                  - (pl.col("_d") > (1 << 31)).cast(pl.Int64))
+                          .cum_sum().over("_g"))
+            .with_columns(_rel32=pl.col("_low") + pl.col("_wraps") * _TWO32 + pl.when(pl.col("_anchor").is_not_null())
+                          .then((pl.col("_anchor") - pl.col("_first_low") + (1 << 31)) // _TWO32 * _TWO32)
+                          .otherwise(0))
+        )
+        last = s32.group_by("_g").agg(pl.col("_low").last().alias("_last_low"), pl.col("_wraps").last(),
+                                      pl.col("_first_low").first(), pl.col("_anchor").first())
+        self.state = pl.concat([known.join(last, on="_g", how="anti"), last.select(list(_UNWRAP_STATE))])
+        out = t.join(s32.select("_i", "_rel32"), on="_i", how="left", maintain_order="left")
+        return out.select(pl.coalesce("_rel32", "_rel64").alias(raw)).to_series()

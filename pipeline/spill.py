@@ -8,10 +8,11 @@ they give on every packet, because each reads, per stream or per sender, a first
 a last row, a minimum or maximum, or rows of a kind (SYN, MP_CAPABLE, FIN/RST) that
 the digest keeps (tests/test_spill.py holds the two equal on every test capture).
 
-That holds for a capture in time order. A capture that needs ``sanity``'s repairs or
-notes (timestamps out of order or impossible, duplicates, a snap length cutting
-headers) or a stream that ``split_reused_streams`` would split is analysed in memory
-instead: ``Digest.in_memory`` says why.
+That holds for a capture in time order (``timeorder`` puts one whose disorder lies
+between senders in that order before it reaches the digest). A capture that needs
+``sanity``'s other repairs or notes (timestamps impossible, duplicates, a snap length
+cutting headers) or a stream that ``split_reused_streams`` would split is analysed in
+memory instead: ``Digest.in_memory`` says why.
 """
 from __future__ import annotations
 
@@ -132,10 +133,6 @@ class Digest:
         after_close = pl.col("frame") >= pl.col("stream").replace_strict(
             self._closed["stream"], self._closed["fc"], default=None, return_dtype=pl.UInt32)
         self._rows.append(_own(p.filter(pl.col("syn") | pl.col("mpc") | closing | after_close.fill_null(False))))
-        if p.select((pl.col("mp_dack_raw").is_not_null() & (pl.col("mp_dack64") == 0)).any()).item():
-            # (each connection's 32-bit DATA_ACKs are unwrapped one after another)
-            self.in_memory = "it holds 32-bit DATA_ACKs"
-            return
         t_sa = pl.col("stream").replace_strict(self._synack["stream"], self._synack["t_sa"], default=None,
                                                return_dtype=pl.Float64)
         acks = ~pl.col("syn") & pl.col("ackf")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import extract, flows, inputs, metrics, seqgraph, tables
+from . import extract, flows, inputs, metrics, mptcp, seqgraph, tables
 from .spill import Digest, Spill
 from .timeorder import TimeOrder
 
@@ -105,6 +105,7 @@ class Trace:
         numbering = self._Numbering(self._bases)
         firsts = {d: pl.DataFrame(schema={"conn_id": pl.Int32, "first": pl.UInt64}) for d in ways}
         mappings = {d: self._Mappings() for d in ways}
+        unwraps = {d: mptcp.Unwrap() for d in ways}
         any_maps = dict.fromkeys(ways, False)
         for piece in self.spill.pieces(SPILLED):
             q = self._numbered(numbering, piece)
@@ -112,13 +113,14 @@ class Trace:
                 maps, mpc_maps = flows.usable_mappings(*flows.raw_mappings(q, d), self._mp, d, no_isn)
                 if maps.height == 0 and mpc_maps.height == 0:
                     continue
-                if (maps["mp_dsn64"].fill_null(1) == 0).any():
-                    raise InMemory("it holds 32-bit data sequence numbers (unwrapped over the whole trace)")
                 new = maps.group_by("conn_id", maintain_order=True).agg(first=pl.col("mp_dsn_raw").first().cast(pl.UInt64))
                 firsts[d] = pl.concat([firsts[d], new.join(firsts[d], on="conn_id", how="anti")])
-                m = flows.numbered_mappings(maps, mpc_maps, self._mp, d, firsts[d]).select(
-                    pl.col("stream").cast(pl.UInt32), pl.col("map_ssn").cast(pl.Int64),
-                    pl.col("mp_map_len").cast(pl.Int64), pl.col("map_dsn").cast(pl.Int64))
+                try:
+                    m = flows.numbered_mappings(maps, mpc_maps, self._mp, d, firsts[d], unwraps[d])
+                except mptcp.LateAnchor as e:
+                    raise InMemory(str(e)) from None
+                m = m.select(pl.col("stream").cast(pl.UInt32), pl.col("map_ssn").cast(pl.Int64),
+                             pl.col("mp_map_len").cast(pl.Int64), pl.col("map_dsn").cast(pl.Int64))
                 if sum(m.drop("map_dsn").null_count().row(0)):
                     raise InMemory("a DSS mapping's numbers are unknown")
                 if (m["map_dsn"].min() or 1) < 1:
@@ -136,6 +138,7 @@ class Trace:
         """The second sweep: the annotated pieces, as ``flows.build_trace``'s packets."""
         numbering = self._Numbering(self._bases)
         unmapped = dict.fromkeys(flows.DIRECTIONS, 0)
+        unwraps = {down: mptcp.Unwrap() for down in (True, False)}
         for piece in self.spill.pieces(SPILLED):
             q = self._numbered(numbering, piece)
             found = []
@@ -150,7 +153,10 @@ class Trace:
                 found.append(got.select("_row", "dsn_rel"))
             q = q.with_columns(flows._at_rows(q.height, pl.concat(found), "dsn_rel") if found
                                else pl.lit(None, dtype=pl.Int64).alias("dsn_rel"))
-            q = flows.map_data_ack(q, self.subflows)
+            try:
+                q = flows.map_data_ack(q, self.subflows, unwraps)
+            except mptcp.LateAnchor as e:
+                raise InMemory(str(e)) from None
             yield flows.trace_packets(q)
         self._mappings = {}  # (a 10M-packet trace's mappings: 160 MB)
         notes = list(self._structure_notes)
