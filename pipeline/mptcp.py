@@ -95,17 +95,25 @@ class Unwrap:
     def __init__(self) -> None:
         self.state = pl.DataFrame(schema=_UNWRAP_STATE)
 
+    def _anchored(self, m64: pl.DataFrame) -> pl.DataFrame:
+        """The state with the anchors of connections seen first in ``m64`` (a piece's
+        64-bit rows); ``LateAnchor`` for a connection with 32-bit values and no anchor."""
+        waiting = self.state.filter(pl.col("_anchor").is_null())["_g"]
+        if waiting.len() and m64.select(pl.col("_g").is_in(waiting.implode()).any()).item():
+            raise LateAnchor("a connection's first 64-bit DSN or DATA_ACK comes after 32-bit ones")
+        fresh = m64.filter(~pl.col("_g").is_in(self.state["_g"].implode()))
+        if fresh.height == 0:
+            return self.state
+        anchors = fresh.group_by("_g", maintain_order=True).agg(_anchor=pl.col("_rel64").first())
+        return pl.concat([self.state, anchors], how="diagonal_relaxed").select(list(_UNWRAP_STATE))
+
     def feed(self, frame: pl.DataFrame, raw: str, is64: str, ref: str, by: str) -> pl.Series:
         t = frame.select(_g=pl.col(by).cast(pl.Int64), _raw=pl.col(raw).cast(pl.UInt64),
                          _m64=pl.col(is64).cast(pl.Boolean), _ref=pl.col(ref).cast(pl.UInt64))
         t = t.with_columns(_rel64=(pl.col("_raw") - pl.col("_ref")).reinterpret(signed=True))
-        anchors = t.filter(pl.col("_m64")).group_by("_g", maintain_order=True).agg(_new_anchor=pl.col("_rel64").first())
-        known = self.state.join(anchors, on="_g", how="full", coalesce=True)
-        if known.filter(pl.col("_first_low").is_not_null(), pl.col("_anchor").is_null(),
-                        pl.col("_new_anchor").is_not_null()).height:
-            raise LateAnchor("a connection's first 64-bit DSN or DATA_ACK comes after 32-bit ones")
-        known = known.with_columns(_anchor=pl.coalesce("_anchor", "_new_anchor")).drop("_new_anchor")
-        if t["_m64"].all():
+        all64 = t["_m64"].all()
+        known = self._anchored(t if all64 else t.filter(pl.col("_m64")))
+        if all64:
             self.state = known
             return t["_rel64"].alias(raw)
         t = t.with_row_index("_i")
