@@ -16,6 +16,9 @@ sender's). ``clock`` names which of these a row rests on.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import polars as pl
 
 KEY = ("client_addr", "client_port", "server_addr", "server_port", "down", "seq32", "payload_bytes")
@@ -28,46 +31,146 @@ def half(data: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     """One trace's side of the matching: its data packets (``data``: frame, time_s,
     stream, conn_id, down, payload_bytes, rel_seq) with the subflow's addresses and the
     absolute sequence number, each key seen once in this trace."""
+    return _once(rows(data, sf))
+
+
+def rows(data: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
+    """``half``'s rows before its keys seen twice are left out (a piece of a trace)."""
     s = sf.select("stream", "conn_id", "path", "client_addr", "client_port", "server_addr", "server_port",
                   "seq_base_server", "seq_base_client")
     d = data.select("frame", "time_s", "stream", pl.col("down").fill_null(False), "payload_bytes", "rel_seq").join(
         s, on="stream", how="inner")
     base = pl.when(pl.col("down")).then(pl.col("seq_base_server")).otherwise(pl.col("seq_base_client"))
-    d = d.select("frame", "time_s", "stream", "conn_id", "path", "client_addr", "client_port", "server_addr",
-                 "server_port", "down", "payload_bytes", seq32=((base + pl.col("rel_seq")) % (1 << 32)).cast(pl.UInt32))
+    return d.select("frame", "time_s", "stream", "conn_id", "path", "client_addr", "client_port", "server_addr",
+                    "server_port", "down", "payload_bytes", seq32=((base + pl.col("rel_seq")) % (1 << 32)).cast(pl.UInt32))
+
+
+def _once(d: pl.DataFrame) -> pl.DataFrame:
     return d.filter(pl.len().over(KEY) == 1)
 
 
-def pair(client: pl.DataFrame, server: pl.DataFrame, same_clock: bool) -> tuple[pl.DataFrame, list[str]]:
+# A long trace's side goes to disk in this many parts by its keys' hash, and is matched
+# part by part (a grace hash join): each part holds ~1/16 of the trace's data packets.
+PARTS = 16
+# rows of one part held before they are written
+PART_ROWS = 1 << 15
+
+
+def _part() -> pl.Expr:
+    return (pl.struct(*KEY).hash() % PARTS).cast(pl.UInt8)
+
+
+class Spilled:
+    """One long trace's side of the matching, on disk in ``PARTS`` parts by key, fed
+    piece by piece (``add``: ``rows``' rows); ``part(i)`` is ``half``'s rows of one part
+    (a key's rows all lie in one part, so each part's keys seen twice are the trace's)."""
+
+    def __init__(self, where: Path, part_rows: int | None = None) -> None:
+        self.where, self.part_rows = where, part_rows or PART_ROWS
+        self._held: list[list[pl.DataFrame]] = [[] for _ in range(PARTS)]
+        self._files: list[list[Path]] = [[] for _ in range(PARTS)]
+        self._n = 0
+
+    def add(self, piece: pl.DataFrame) -> None:
+        for (i,), part in piece.with_columns(_part=_part()).partition_by("_part", as_dict=True,
+                                                                           include_key=False).items():
+            self._held[i].append(part)
+            if sum(x.height for x in self._held[i]) >= self.part_rows:
+                self._write(i)
+
+    def _write(self, i: int) -> None:
+        if self._held[i]:
+            path = self.where / f"owd-{i:02d}-{self._n:06d}.arrow"
+            self._n += 1
+            pl.concat(self._held[i]).write_ipc(path, compression="uncompressed")
+            self._files[i].append(path)
+            self._held[i] = []
+
+    def part(self, i: int) -> pl.DataFrame | None:
+        got = [pl.read_ipc(f) for f in self._files[i]] + self._held[i]
+        return _once(pl.concat(got)) if got else None
+
+
+def _parts(side: pl.DataFrame | Spilled) -> Iterator[pl.DataFrame | None]:
+    """A side's parts, read one at a time."""
+    if isinstance(side, Spilled):
+        yield from (side.part(i) for i in range(PARTS))
+    else:
+        yield from _split(side)
+
+
+def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_clock: bool,
+         out: Path | None = None) -> tuple[pl.DataFrame | pl.LazyFrame, list[str]]:
     """Per matched packet: the sender's stream, conn_id, path and frame, the receiver's
     frame, ``sent_s``, ``raw_ms``, ``owd_ms``, ``clock_offset_ms``, ``clock``; and notes
-    (problems: the two traces share no packet)."""
-    notes: list[str] = []
-    parts = []
-    for down, sender, receiver in ((True, server, client), (False, client, server)):
-        snd = sender.filter(pl.col("down") == down)
-        rcv = receiver.filter(pl.col("down") == down).select(*KEY, recv_frame="frame", received_s="time_s")
-        m = snd.join(rcv, on=list(KEY), how="inner")
-        parts.append(m.select("stream", "conn_id", "path", "frame", "recv_frame", "down", sent_s="time_s",
-                              raw_ms=(pl.col("received_s") - pl.col("time_s")) * 1000.0))
-        if snd.height and rcv.height and not m.height:
+    (problems: the two traces share no packet). A ``Spilled`` side is matched part by
+    part, and the matches written to files in ``out`` (a LazyFrame over them)."""
+    counts = {down: [0, 0, 0] for down in (True, False)}  # sender's packets, receiver's, matched
+    lows: dict[bool, list[float]] = {True: [], False: []}
+    found: list[pl.DataFrame] = []
+    files: list[Path] = []
+    if isinstance(client, pl.DataFrame) and isinstance(server, pl.DataFrame):
+        sides = [(client, server)]
+    else:
+        if out is None:
+            raise ValueError("a spilled side of the matching needs a folder for its matches")
+        sides = zip(_parts(client), _parts(server))
+    for c, s in sides:
+        m = _matched(c, s, counts)
+        for down in (True, False):
+            low = m.filter(pl.col("down") == down)["raw_ms"].min()
+            if low is not None:
+                lows[down].append(low)
+        if out is None:
+            found.append(m)
+        elif m.height:
+            files.append(out / f"owd-matched-{len(files):03d}.arrow")
+            m.write_ipc(files[-1], compression="uncompressed")
+    notes = []
+    for down, (n_snd, n_rcv, n_m) in counts.items():
+        if n_snd and n_rcv and not n_m:
             way = "server -> client" if down else "client -> server"
-            notes.append(f"one-way delay: none of the {snd.height:,} {way} data packets was found in the other "
+            notes.append(f"one-way delay: none of the {n_snd:,} {way} data packets was found in the other "
                          "end's trace (not the same connection, or segmentation offload changed the packets)")
-    m = pl.concat(parts)
-    down_min = m.filter(pl.col("down"))["raw_ms"].min()
-    up_min = m.filter(~pl.col("down"))["raw_ms"].min()
+    down_min, up_min = (min(lows[d]) if lows[d] else None for d in (True, False))
     if same_clock:
         theta, clock = 0.0, SAME_HOST
     elif down_min is not None and up_min is not None:
         theta, clock = (down_min - up_min) / 2.0, ESTIMATED
     else:  # said by the rows themselves (clock, an empty owd_ms): not a problem of the capture
         theta, clock = None, UNKNOWN
+    m = pl.concat(found) if out is None else pl.scan_ipc(files) if files else _matched(None, None, counts).lazy()
     sign = pl.when(pl.col("down")).then(-1.0).otherwise(1.0)
-    out = m.with_columns(
+    return m.with_columns(
         owd_ms=pl.col("raw_ms") + sign * theta if theta is not None else pl.lit(None, pl.Float64),
         clock_offset_ms=pl.lit(theta, pl.Float64),
         clock=pl.lit(clock),
         direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")),
-    )
-    return out, notes
+    ), notes
+
+
+def _split(side: pl.DataFrame) -> list[pl.DataFrame]:
+    """An in-memory side in ``Spilled``'s parts."""
+    parts = side.with_columns(_part=_part()).partition_by("_part", as_dict=True, include_key=False)
+    return [parts.get((i,), side.clear()) for i in range(PARTS)]
+
+
+_MATCHED = {"stream": pl.UInt32, "conn_id": pl.Int32, "path": pl.Utf8, "frame": pl.UInt32, "recv_frame": pl.UInt32,
+            "down": pl.Boolean, "sent_s": pl.Float64, "raw_ms": pl.Float64}
+
+
+def _matched(client: pl.DataFrame | None, server: pl.DataFrame | None, counts: dict) -> pl.DataFrame:
+    """Both ways' packets of ``client`` found in ``server`` and the other way round;
+    ``counts`` adds up the packets each way."""
+    parts = []
+    for down, sender, receiver in ((True, server, client), (False, client, server)):
+        if sender is None or receiver is None:
+            continue
+        snd = sender.filter(pl.col("down") == down)
+        rcv = receiver.filter(pl.col("down") == down).select(*KEY, recv_frame="frame", received_s="time_s")
+        m = snd.join(rcv, on=list(KEY), how="inner")
+        parts.append(m.select("stream", "conn_id", "path", "frame", "recv_frame", "down", sent_s="time_s",
+                              raw_ms=(pl.col("received_s") - pl.col("time_s")) * 1000.0))
+        c = counts[down]
+        c[0], c[1], c[2] = c[0] + snd.height, c[1] + rcv.height, c[2] + m.height
+    return pl.concat(parts) if parts else pl.DataFrame(schema=_MATCHED)

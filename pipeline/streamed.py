@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import extract, flows, inputs, metrics, mptcp, seqgraph, tables
+from . import extract, flows, inputs, metrics, mptcp, owd, seqgraph, tables
 from .spill import Digest, Spill
 from .timeorder import TimeOrder
 
@@ -184,7 +184,7 @@ PIECE_BATCHES = 16
 
 def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
             path_map: dict[str, str] | None = None, decoded: Callable[[], None] | None = None,
-            force: bool = False) -> tuple[tables.Tables, list[dict]] | None:
+            force: bool = False, paired: bool = False) -> tuple[tables.Tables, list[dict]] | None:
     """``tables.analyze_trace`` of a capture of ``stream_from_bytes()`` or more (any size
     when ``force``d) through a spill; None when it is smaller, or must be analysed in
     memory (``InMemory``: read it again that way). Raises ``extract.ExtractError`` on a
@@ -234,7 +234,7 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
             return None
         problems = [tables.problem(run_id, source, "extract", n) for n in notes]
         v, said = tables.which_vantage(tr.subflows, vantage, pcap)
-        m = measure(tr, v, Spill.until_exit())
+        m = measure(tr, v, Spill.until_exit(), tables.with_paths(tr.subflows, path_map or {}) if paired else None)
         _give_back()  # the native states' memory, before the tables' queries and the database's write
         problems += [tables.problem(run_id, source, "metrics", n) for n in tr.notes + said]
         out = tables.assemble(m, tr.subflows, run_id, source, v, path_map or {}, problems), problems
@@ -257,19 +257,24 @@ def _give_back() -> None:
         pass
 
 
-def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
+def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | None = None) -> tables.Measures:
     """``tables.measure`` of a spilled trace, piece by piece: the native states carry
     each metric from one piece to the next, sums and extremes add up, and the
-    per-packet rows go to Arrow IPC files in ``out`` (the measures hold LazyFrames over them)."""
+    per-packet rows go to Arrow IPC files in ``out`` (the measures hold LazyFrames over them).
+    ``paired``: the subflows with their paths, when the trace's side of the one-way
+    delay matching is kept (``owd.Spilled``, in ``out``)."""
     from pcapdecode import Retransmissions
     sending, receiving = tables.sending_receiving(vantage)
     retransmissions = Retransmissions()
     every = _Every(tr, out)
     sent = _Sent(tr, sending, out) if sending else None
     received = _Received(tr, receiving, out) if receiving else None
+    half = owd.Spilled(out.dir) if paired is not None else None
     for q in tr.packets():
         d = metrics.data_rows(q)
         d = d.with_columns(pl.DataFrame(retransmissions.feed(metrics.retx_columns(d).rechunk())).to_series())
+        if half:
+            half.add(_in_capture_frames(tr, owd.rows(d, paired)))
         every.feed(q, d)
         if sent:
             sent.feed(q, d)
@@ -280,6 +285,7 @@ def measure(tr: Trace, vantage: str | None, out: Spill) -> tables.Measures:
         m.rtt, m.ack_rtt = sent.samples()
     if received:
         m.ofo, m.delivered = received.samples()
+    m.owd_data = half
     return m
 
 

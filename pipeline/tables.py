@@ -18,6 +18,7 @@ import polars as pl
 
 from . import ditg, flows, metadoc, metrics, mptcp, owd, sanity, schema, seqgraph
 from .inputs import not_regular, sort_pcaps
+from .spill import Spill
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
 # table name -> its rows: a DataFrame, or a LazyFrame over a spill (a streamed trace's
@@ -68,10 +69,10 @@ def analyze_trace(
     is kept."""
     source = str(pcap)
     problems: list[dict] = []
-    if decoder == "native" and not paired:
+    if decoder == "native":
         from . import streamed  # (it assembles with this module's functions)
         try:
-            got = streamed.analyze(pcap, run_id, vantage, path_map, decoded)
+            got = streamed.analyze(pcap, run_id, vantage, path_map, decoded, paired=paired)
         except ExtractError as e:
             return {}, [problem(run_id, source, "extract", str(e))]
         except Exception as e:  # a defect of ours: this file gets a row, the others go on
@@ -170,7 +171,8 @@ class Measures:
     ack_rtt: pl.DataFrame | pl.LazyFrame | None = None  # metrics.ack_rtt_samples' stream, direction, rtt_ms
     ofo: pl.DataFrame | pl.LazyFrame | None = None  # metrics.ofo_delays (None: not the receiver's trace)
     delivered: pl.DataFrame | None = None  # metrics.delivered_per_second
-    owd_data: pl.DataFrame | None = None  # the data packets owd.half reads (paired traces)
+    # paired traces: the data packets owd.half reads, or a streamed trace's half on disk
+    owd_data: pl.DataFrame | owd.Spilled | None = None
 
 
 def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
@@ -226,10 +228,15 @@ def measure(tr: flows.Trace, vantage: str | None, paired: bool = False) -> Measu
     return m
 
 
+def with_paths(sf: pl.DataFrame, path_map: dict[str, str]) -> pl.DataFrame:
+    """The subflows with ``path``: the label ``path_map`` gives their client address, else the address."""
+    return sf.with_columns(path=pl.col("client_addr").replace_strict(path_map, default=pl.col("client_addr")))
+
+
 def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: str | None,
              path_map: dict[str, str], problems: list[dict], time_unusable: bool = False) -> Tables:
     """A trace's tables from its measures (``trace_tables``)."""
-    sf = sf.with_columns(path=pl.col("client_addr").replace_strict(path_map, default=pl.col("client_addr")))
+    sf = with_paths(sf, path_map)
     ids = {"run_id": run_id, "trace": source}
     sending, receiving = sending_receiving(vantage)
     counts, share, dl, rtt, ofo = m.counts, m.share, m.dl, m.rtt, m.ofo
@@ -319,7 +326,8 @@ def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: s
     path_of = sf.select("stream", "path")
     out: Tables = {
         # a frame of every data packet: made only when the other end's trace will be paired with it
-        **({OWD_HALF: owd.half(m.owd_data, sf)} if m.owd_data is not None else {}),
+        **({OWD_HALF: owd.half(m.owd_data, sf) if isinstance(m.owd_data, pl.DataFrame) else m.owd_data}
+           if m.owd_data is not None else {}),
         "connections": schema.conform("connections", conns),
         "subflows": schema.conform("subflows", sub),
         "seq_packets": schema.conform("seq_packets", m.seq.with_columns(**{k: pl.lit(v) for k, v in ids.items()})),
@@ -600,13 +608,16 @@ def _owd_samples(run_id: str, client: tuple[str, pl.DataFrame], server: tuple[st
     """The run's one-way delays from its two ends' traces (``owd``)."""
     # the lab's ends are namespaces of one host: one clock
     same_clock = isinstance(meta.get("namespaces"), dict) and bool(meta["namespaces"])
-    m, notes = owd.pair(client[1], server[1], same_clock)
+    spilled = any(isinstance(h, owd.Spilled) for h in (client[1], server[1]))
+    m, notes = owd.pair(client[1], server[1], same_clock, Spill.until_exit().dir if spilled else None)
     traces = {True: (server[0], client[0]), False: (client[0], server[0])}
     m = m.with_columns(trace=pl.when(pl.col("down")).then(pl.lit(traces[True][0])).otherwise(pl.lit(traces[False][0])),
                        recv_trace=pl.when(pl.col("down")).then(pl.lit(traces[True][1]))
                        .otherwise(pl.lit(traces[False][1])),
                        subflow_id=pl.col("stream"), run_id=pl.lit(run_id))
-    return schema.conform("owd_samples", m.sort("sent_s")), [problem(run_id, client[0], "metrics", n) for n in notes]
+    if isinstance(m, pl.DataFrame):
+        m = m.sort("sent_s")
+    return schema.conform("owd_samples", m), [problem(run_id, client[0], "metrics", n) for n in notes]
 
 
 def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str] | None = None,

@@ -158,3 +158,48 @@ def test_store_and_plot(tmp_path):
     assert con.execute("SELECT count(*) FROM owd_samples").fetchall()[0][0] == 0
     with pytest.raises(runplots.PlotError, match="both the client's and the"):
         runplots.plot_owd(con, "run1")
+
+
+def _collected(t):
+    return {k: v.collect() if isinstance(v, pl.LazyFrame) else v for k, v in t.items()}
+
+
+def _same(a: pl.DataFrame, b: pl.DataFrame) -> bool:
+    return a.sort(a.columns, nulls_last=True).equals(b.sort(b.columns, nulls_last=True))
+
+
+@pytest.mark.parametrize("client_clock, meta, up", [(0.0, True, True), (5.0, False, True), (0.0, False, False)])
+def test_streamed_ends_give_the_in_memory_one_way_delays(tmp_path, monkeypatch, client_clock, meta, up):
+    """Both ends read through a spill (MPTCP_LAB_STREAM_FROM=0), each side of the
+    matching on disk in parts, a few rows per file: every table of the run as in memory."""
+    pytest.importorskip("pcapdecode")
+    d = run_folder(tmp_path, client_clock=client_clock, meta=meta, up=up)
+    monkeypatch.setattr(owd, "PART_ROWS", 2)
+    got = {}
+    for name, threshold in (("streamed", "0"), ("in_memory", str(1 << 62))):
+        monkeypatch.setenv("MPTCP_LAB_STREAM_FROM", threshold)
+        t = tables.analyze_run(d)
+        assert isinstance(t["owd_samples"], pl.LazyFrame) == (name == "streamed")
+        got[name] = _collected(t)
+    assert got["in_memory"]["owd_samples"].height == (33 if up else 29)
+    for name, want in got["in_memory"].items():
+        assert _same(got["streamed"][name], want), name
+
+
+def test_a_streamed_end_pairs_with_an_in_memory_one(tmp_path, monkeypatch):
+    pytest.importorskip("pcapdecode")
+    d = run_folder(tmp_path, client_clock=5.0, meta=False)
+    monkeypatch.setattr(owd, "PART_ROWS", 2)
+    halves = {}
+    for end, threshold in (("client", "0"), ("server", str(1 << 62))):
+        monkeypatch.setenv("MPTCP_LAB_STREAM_FROM", threshold)
+        t, _ = tables.analyze_trace(d / f"{end}.pcap", "run1", end, paired=True)
+        halves[end] = t[tables.OWD_HALF]
+    assert isinstance(halves["client"], owd.Spilled) and isinstance(halves["server"], pl.DataFrame)
+    assert sum(len(f) for f in halves["client"]._files) > 3  # parts written, a few rows each
+    (tmp_path / "out").mkdir()
+    mixed, notes = owd.pair(halves["client"], halves["server"], False, tmp_path / "out")
+    monkeypatch.setenv("MPTCP_LAB_STREAM_FROM", str(1 << 62))
+    t, _ = tables.analyze_trace(d / "client.pcap", "run1", "client", paired=True)
+    want, want_notes = owd.pair(t[tables.OWD_HALF], halves["server"], False)
+    assert want.height == 33 and _same(mixed.collect(), want) and notes == want_notes == []
