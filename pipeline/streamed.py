@@ -4,9 +4,12 @@ what ``flows.build_trace`` gives, without holding the trace's packets.
 The subflows and connections come from the spill's ``Digest``; each piece is then
 numbered and mapped by the native crate's states (``pcapdecode.Numbering``,
 ``pcapdecode.Mappings``), which carry what a packet's numbers depend on from one piece
-to the next. The DSS mappings are all read first, in a sweep of their own, since a
-mapping may come after a packet it maps. tests/test_streamed.py holds the pieces,
-subflows and notes equal to ``build_trace``'s on every test capture in time order.
+to the next (``mptcp.Unwrap`` the 32-bit DSNs and DATA_ACKs). The DSS mappings are all
+read first, in a sweep of their own, since a mapping may come after a packet it maps.
+The spill's pieces are in timestamp order (``timeorder`` puts a capture out of order in
+it as it is read). tests/test_streamed.py holds the pieces, subflows and notes equal to
+``build_trace``'s on every test capture in time order, and every table equal to the
+in-memory analysis's on every test capture.
 """
 from __future__ import annotations
 
