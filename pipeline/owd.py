@@ -21,6 +21,8 @@ from pathlib import Path
 
 import polars as pl
 
+from .spill import Spill
+
 KEY = ("client_addr", "client_port", "server_addr", "server_port", "down", "seq32", "payload_bytes")
 SAME_HOST = "one host"
 ESTIMATED = "estimated: equal smallest delay both ways"
@@ -65,26 +67,18 @@ class Spilled:
     piece by piece (``add``: ``rows``' rows); ``part(i)`` is ``half``'s rows of one part
     (a key's rows all lie in one part, so each part's keys seen twice are the trace's)."""
 
-    def __init__(self, where: Path, part_rows: int | None = None) -> None:
-        self.where, self.part_rows = where, part_rows or PART_ROWS
+    def __init__(self, where: Spill) -> None:
+        self.where = where
         self._held: list[list[pl.DataFrame]] = [[] for _ in range(PARTS)]
         self._files: list[list[Path]] = [[] for _ in range(PARTS)]
-        self._n = 0
 
     def add(self, piece: pl.DataFrame) -> None:
         for (i,), part in piece.with_columns(_part=_part()).partition_by("_part", as_dict=True,
                                                                            include_key=False).items():
             self._held[i].append(part)
-            if sum(x.height for x in self._held[i]) >= self.part_rows:
-                self._write(i)
-
-    def _write(self, i: int) -> None:
-        if self._held[i]:
-            path = self.where / f"owd-{i:02d}-{self._n:06d}.arrow"
-            self._n += 1
-            pl.concat(self._held[i]).write_ipc(path, compression="uncompressed")
-            self._files[i].append(path)
-            self._held[i] = []
+            if sum(x.height for x in self._held[i]) >= PART_ROWS:
+                self._files[i].append(self.where.write(pl.concat(self._held[i])))
+                self._held[i] = []
 
     def part(self, i: int) -> pl.DataFrame | None:
         got = [pl.read_ipc(f) for f in self._files[i]] + self._held[i]
@@ -100,7 +94,7 @@ def _parts(side: pl.DataFrame | Spilled) -> Iterator[pl.DataFrame | None]:
 
 
 def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_clock: bool,
-         out: Path | None = None) -> tuple[pl.DataFrame | pl.LazyFrame, list[str]]:
+         out: Spill | None = None) -> tuple[pl.DataFrame | pl.LazyFrame, list[str]]:
     """Per matched packet: the sender's stream, conn_id, path and frame, the receiver's
     frame, ``sent_s``, ``raw_ms``, ``owd_ms``, ``clock_offset_ms``, ``clock``; and notes
     (problems: the two traces share no packet). A ``Spilled`` side is matched part by
@@ -113,7 +107,7 @@ def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_cl
         sides = [(client, server)]
     else:
         if out is None:
-            raise ValueError("a spilled side of the matching needs a folder for its matches")
+            raise ValueError("a spilled side of the matching needs a spill for its matches")
         sides = zip(_parts(client), _parts(server))
     for c, s in sides:
         m = _matched(c, s, counts)
@@ -124,8 +118,7 @@ def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_cl
         if out is None:
             found.append(m)
         elif m.height:
-            files.append(out / f"owd-matched-{len(files):03d}.arrow")
-            m.write_ipc(files[-1], compression="uncompressed")
+            files.append(out.write(m))
     notes = []
     for down, (n_snd, n_rcv, n_m) in counts.items():
         if n_snd and n_rcv and not n_m:

@@ -58,11 +58,17 @@ class Spill:
         return s
 
     def add(self, piece: pl.DataFrame) -> None:
+        """A piece of the capture (``pieces`` reads them back)."""
+        self.write(piece)
+        self.rows += piece.height
+
+    def write(self, frame: pl.DataFrame) -> Path:
+        """``frame`` in a file of its own in the spill's folder."""
         path = self.dir / f"{len(self.files):06d}.arrow"
         # uncompressed: read back memory-mapped, piece by piece, at disk speed
-        piece.write_ipc(path, compression="uncompressed")
+        frame.write_ipc(path, compression="uncompressed")
         self.files.append(path)
-        self.rows += piece.height
+        return path
 
     def pieces(self, columns: list[str] | tuple[str, ...] | None = None) -> Iterator[pl.DataFrame]:
         for path in self.files:

@@ -272,7 +272,7 @@ def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | N
     every = _Every(tr, out)
     sent = _Sent(tr, sending, out) if sending else None
     received = _Received(tr, receiving, out) if receiving else None
-    half = owd.Spilled(out.dir) if paired is not None else None
+    half = owd.Spilled(out) if paired is not None else None
     for q in tr.packets():
         d = metrics.data_rows(q)
         d = d.with_columns(pl.DataFrame(retransmissions.feed(metrics.retx_columns(d).rechunk())).to_series())
@@ -416,10 +416,7 @@ def _summed(parts: list[pl.DataFrame], keys: list[str], sums: list[str]) -> pl.D
 
 def _write(out: Spill, files: list[Path], frame: pl.DataFrame) -> None:
     if frame.height:
-        path = out.dir / f"{len(out.files):06d}.arrow"
-        frame.write_ipc(path, compression="uncompressed")
-        out.files.append(path)
-        files.append(path)
+        files.append(out.write(frame))
 
 
 def _scan(files: list[Path], empty: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame:

@@ -609,7 +609,7 @@ def _owd_samples(run_id: str, client: tuple[str, pl.DataFrame], server: tuple[st
     # the lab's ends are namespaces of one host: one clock
     same_clock = isinstance(meta.get("namespaces"), dict) and bool(meta["namespaces"])
     spilled = any(isinstance(h, owd.Spilled) for h in (client[1], server[1]))
-    m, notes = owd.pair(client[1], server[1], same_clock, Spill.until_exit().dir if spilled else None)
+    m, notes = owd.pair(client[1], server[1], same_clock, Spill.until_exit() if spilled else None)
     traces = {True: (server[0], client[0]), False: (client[0], server[0])}
     m = m.with_columns(trace=pl.when(pl.col("down")).then(pl.lit(traces[True][0])).otherwise(pl.lit(traces[False][0])),
                        recv_trace=pl.when(pl.col("down")).then(pl.lit(traces[True][1]))

@@ -12,6 +12,7 @@ from pcapgen import Subflow, join_handshake, mp_handshake, opt_dss, server_idsn,
 
 from pipeline import runplots
 from pipeline import owd, tables
+from pipeline.spill import Spill
 
 WIFI, LTE, SRV = "10.1.0.2", "10.2.0.2", "10.100.0.1"
 DELAY = {WIFI: 0.010, LTE: 0.030}  # one way, both directions
@@ -197,9 +198,10 @@ def test_a_streamed_end_pairs_with_an_in_memory_one(tmp_path, monkeypatch):
         halves[end] = t[tables.OWD_HALF]
     assert isinstance(halves["client"], owd.Spilled) and isinstance(halves["server"], pl.DataFrame)
     assert sum(len(f) for f in halves["client"]._files) > 3  # parts written, a few rows each
-    (tmp_path / "out").mkdir()
-    mixed, notes = owd.pair(halves["client"], halves["server"], False, tmp_path / "out")
+    with Spill(tmp_path) as out:
+        mixed, notes = owd.pair(halves["client"], halves["server"], False, out)
+        mixed = mixed.collect()
     monkeypatch.setenv("MPTCP_LAB_STREAM_FROM", str(1 << 62))
     t, _ = tables.analyze_trace(d / "client.pcap", "run1", "client", paired=True)
     want, want_notes = owd.pair(t[tables.OWD_HALF], halves["server"], False)
-    assert want.height == 33 and _same(mixed.collect(), want) and notes == want_notes == []
+    assert want.height == 33 and _same(mixed, want) and notes == want_notes == []
