@@ -18,6 +18,8 @@ import gc
 import os
 import time
 from collections.abc import Callable, Iterator
+from typing import TypeVar
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -31,6 +33,9 @@ from .timeorder import TimeOrder
 # seq_packets was stored. (An environment variable polars reads when it scans; only
 # this module scans several files.)
 os.environ.setdefault("POLARS_MAX_CONCURRENT_SCANS", "1")
+
+
+T = TypeVar("T")
 
 
 class InMemory(Exception):
@@ -110,8 +115,8 @@ class Trace:
         mappings = {d: self._Mappings() for d in ways}
         unwraps = {d: mptcp.Unwrap() for d in ways}
         any_maps = dict.fromkeys(ways, False)
-        for piece in self.spill.pieces(SPILLED):
-            q = self._numbered(numbering, piece)
+
+        def take(q: pl.DataFrame) -> None:
             for d, no_isn in ways.items():
                 maps, mpc_maps = flows.usable_mappings(*flows.raw_mappings(q, d), self._mp, d, no_isn)
                 if maps.height == 0 and mpc_maps.height == 0:
@@ -132,6 +137,8 @@ class Trace:
                     raise InMemory("data below its connection's first data sequence number")
                 mappings[d].add(m.rechunk())
                 any_maps[d] = True
+
+        _one_behind((self._numbered(numbering, piece) for piece in self.spill.pieces(SPILLED)), take)
         self._mappings = {d: (mappings[d], no_isn) for d, no_isn in ways.items() if any_maps[d]}
         for m, _ in self._mappings.values():
             m.seal()
@@ -218,12 +225,13 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
         return True
 
     try:
-        # the native decoder's pieces, narrowed as ``extract.read_native`` narrows them
-        while (piece := pl.DataFrame(reader.piece(PIECE_BATCHES))).height:
-            if not settled(order.feed(flows.compact(piece))):
-                return None
-        del piece
-        if not settled(order.finish()):
+        # the native decoder's pieces, narrowed as ``extract.read_native`` narrows them and
+        # put in time order here, while the worker digests and spills the one before
+        def ordered() -> Iterator[pl.DataFrame]:
+            while (piece := pl.DataFrame(reader.piece(PIECE_BATCHES))).height:
+                yield order.feed(flows.compact(piece))
+
+        if not _one_behind(ordered(), settled) or not settled(order.finish()):
             return None
         notes = extract.reader_notes(reader) + order.notes()
         if digest.packets == 0:
@@ -247,6 +255,23 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
         return None
     finally:
         spilled.close()
+
+
+def _one_behind(pieces: Iterator[T], work: Callable[[T], object]) -> bool:
+    """``work`` on each of ``pieces`` in order, in a thread of its own, while this thread
+    makes the next piece: each sweep's stages have a state of their own, carried from one
+    piece to the next, so two stages keep both cores busy (the native states and most of
+    polars' work let go of the interpreter's lock). One piece waits at most, so memory
+    holds two. False, the rest left undone, once ``work`` returns False; a stage's
+    exception is raised here."""
+    with ThreadPoolExecutor(1, thread_name_prefix="sweep") as worker:
+        busy = None
+        for piece in pieces:
+            if busy is not None and busy.result() is False:
+                return False
+            busy = worker.submit(work, piece)
+            del piece
+        return busy is None or busy.result() is not False
 
 
 def _give_back() -> None:
@@ -273,9 +298,8 @@ def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | N
     sent = _Sent(tr, sending, out) if sending else None
     received = _Received(tr, receiving, out) if receiving else None
     half = owd.Spilled(out) if paired is not None else None
-    for q in tr.packets():
-        d = metrics.data_rows(q)
-        d = d.with_columns(pl.DataFrame(retransmissions.feed(metrics.retx_columns(d).rechunk())).to_series())
+
+    def consume(q: pl.DataFrame, d: pl.DataFrame) -> None:
         if half:
             half.add(_in_capture_frames(tr, owd.rows(d, paired)))
         every.feed(q, d)
@@ -283,6 +307,12 @@ def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | N
             sent.feed(q, d)
         if received:
             received.feed(d)
+
+    def with_data(q: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        d = metrics.data_rows(q)
+        return q, d.with_columns(pl.DataFrame(retransmissions.feed(metrics.retx_columns(d).rechunk())).to_series())
+
+    _one_behind((with_data(q) for q in tr.packets()), lambda qd: consume(*qd))
     m = every.measures()
     if sent:
         m.rtt, m.ack_rtt = sent.samples()
