@@ -86,10 +86,6 @@ class Trace:
     time_unusable: bool = False  # timestamps impossible: no time-based metric from this trace
 
 
-def _has_subtype(n: int) -> pl.Expr:
-    return pl.col("mp_subtypes").fill_null("").str.contains(rf"(^|,){n}(,|$)")
-
-
 # The decoder's columns the trace keeps (``compact``); everything else is dropped as
 # the capture is decoded. Addresses and the option list become categoricals (a few
 # distinct values in millions of rows), one address column per end.
@@ -105,7 +101,7 @@ def compact(p: pl.DataFrame) -> pl.DataFrame:
     (``syn``, ``ackf``, ``mpc``, ``join``, ``dss``) as booleans. Row by row, so it can
     be applied to each piece of a capture as it is decoded
     (``extract.read_packets(..., compact=compact)``)."""
-    return p.select(
+    c = p.select(
         *_KEPT[:4],
         src=pl.coalesce("ip_src", "ip6_src").cast(pl.Categorical),
         dst=pl.coalesce("ip_dst", "ip6_dst").cast(pl.Categorical),
@@ -113,10 +109,14 @@ def compact(p: pl.DataFrame) -> pl.DataFrame:
         mp_subtypes=pl.col("mp_subtypes").cast(pl.Categorical),
         syn=(pl.col("tcp_flags") & SYN) != 0,
         ackf=(pl.col("tcp_flags") & ACK) != 0,
-        mpc=_has_subtype(0),
-        join=_has_subtype(1),
-        dss=_has_subtype(2),
     )
+    # the subtype lists are a handful of strings in millions of rows: each is tested
+    # once, the rows by its category's code
+    lists = c["mp_subtypes"].unique().drop_nulls()
+    texts, code = lists.cast(pl.Utf8), pl.col("mp_subtypes").to_physical()
+    return c.with_columns(**{name: code.is_in(lists.filter(texts.str.contains(rf"(^|,){n}(,|$)")).to_physical()
+                                              .implode()).fill_null(False)
+                             for name, n in (("mpc", 0), ("join", 1), ("dss", 2))})
 
 
 def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
