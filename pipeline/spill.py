@@ -17,9 +17,11 @@ memory instead: ``Digest.in_memory`` says why.
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +48,8 @@ class Spill:
         self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=where))
         self.files: list[Path] = []
         self.rows = 0
+        self._numbers = itertools.count()
+        self._naming = threading.Lock()  # a sweep's stages write from threads of their own
 
     @classmethod
     def until_exit(cls) -> Spill:
@@ -63,11 +67,13 @@ class Spill:
         self.rows += piece.height
 
     def write(self, frame: pl.DataFrame) -> Path:
-        """``frame`` in a file of its own in the spill's folder."""
-        path = self.dir / f"{len(self.files):06d}.arrow"
+        """``frame`` in a file of its own in the spill's folder (from any thread)."""
+        with self._naming:
+            path = self.dir / f"{next(self._numbers):06d}.arrow"
         # uncompressed: read back memory-mapped, piece by piece, at disk speed
         frame.write_ipc(path, compression="uncompressed")
-        self.files.append(path)
+        with self._naming:
+            self.files.append(path)
         return path
 
     def pieces(self, columns: list[str] | tuple[str, ...] | None = None) -> Iterator[pl.DataFrame]:

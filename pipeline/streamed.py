@@ -257,21 +257,25 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
         spilled.close()
 
 
-def _one_behind(pieces: Iterator[T], work: Callable[[T], object]) -> bool:
-    """``work`` on each of ``pieces`` in order, in a thread of its own, while this thread
-    makes the next piece: each sweep's stages have a state of their own, carried from one
-    piece to the next, so two stages keep both cores busy (the native states and most of
-    polars' work let go of the interpreter's lock). One piece waits at most, so memory
-    holds two. False, the rest left undone, once ``work`` returns False; a stage's
-    exception is raised here."""
-    with ThreadPoolExecutor(1, thread_name_prefix="sweep") as worker:
-        busy = None
+def _one_behind(pieces: Iterator[T], *works: Callable[[T], object]) -> bool:
+    """Each of ``works`` on each of ``pieces`` in order, each work in a thread of its own,
+    while this thread makes the next piece: a sweep's stages each have a state of their
+    own, carried from one piece to the next, so stages in threads keep both cores busy
+    (the native states and most of polars' work let go of the interpreter's lock). One
+    piece waits at most, so memory holds two. False, the rest left undone, once a work
+    returns False; a work's exception is raised here."""
+    workers = [ThreadPoolExecutor(1, thread_name_prefix="sweep") for _ in works]
+    try:
+        busy: list = []
         for piece in pieces:
-            if busy is not None and busy.result() is False:
+            if any(b.result() is False for b in busy):
                 return False
-            busy = worker.submit(work, piece)
+            busy = [w.submit(work, piece) for w, work in zip(workers, works)]
             del piece
-        return busy is None or busy.result() is not False
+        return all(b.result() is not False for b in busy)
+    finally:
+        for w in workers:
+            w.shutdown()
 
 
 def _give_back() -> None:
@@ -299,10 +303,10 @@ def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | N
     received = _Received(tr, receiving, out) if receiving else None
     half = owd.Spilled(out) if paired is not None else None
 
-    def consume(q: pl.DataFrame, d: pl.DataFrame) -> None:
+    def the_rest(qd: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+        q, d = qd
         if half:
             half.add(_in_capture_frames(tr, owd.rows(d, paired)))
-        every.feed(q, d)
         if sent:
             sent.feed(q, d)
         if received:
@@ -312,7 +316,8 @@ def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | N
         d = metrics.data_rows(q)
         return q, d.with_columns(pl.DataFrame(retransmissions.feed(metrics.retx_columns(d).rechunk())).to_series())
 
-    _one_behind((with_data(q) for q in tr.packets()), lambda qd: consume(*qd))
+    # the time-sequence rows (about half the work) beside the rest
+    _one_behind((with_data(q) for q in tr.packets()), lambda qd: every.feed(*qd), the_rest)
     m = every.measures()
     if sent:
         m.rtt, m.ack_rtt = sent.samples()
