@@ -66,6 +66,16 @@ def test_a_sender_going_backwards_sends_the_capture_to_memory():
     assert o.in_memory == "timestamps go backwards within one sender's packets"
 
 
+def test_senders_timed_while_the_capture_was_in_order_are_held_to_it_after():
+    # pieces of one row: the first two in order (each sender's last time only is taken),
+    # then the capture steps back between senders, which is allowed, and then a sender
+    # goes back behind its own time of a piece read in order, which is not
+    ok, _ = _ordered(_packets([1.0, 2.0, 1.5, 3.0], ["a", "b", "a", "b"]), 1, kept_rows=100)
+    assert ok.in_memory is None and ok.backwards == 1
+    bad, _ = _ordered(_packets([1.0, 2.0, 1.5, 1.8], ["a", "b", "a", "b"]), 1, kept_rows=100)
+    assert bad.in_memory == "timestamps go backwards within one sender's packets"
+
+
 def test_an_ordered_capture_is_given_out_as_it_is():
     p = _packets([float(i) for i in range(1000)], ["a", "b"] * 500).with_columns(pl.col("frame") * 3)
     o, got = _ordered(p, 2, kept_rows=10)
