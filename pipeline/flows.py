@@ -715,15 +715,17 @@ def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame, unwraps: dict[bool, mptcp.Un
     if mp.height == 0 or "mp_dack_raw" not in p.columns:
         return p
     parts = []
+    # positions taken before the filter; the packets of MPTCP subflows by a table indexed by stream
+    dacks = p.select(_row(), pl.col("down").fill_null(False), "conn_id", "mp_dack_raw",
+                     pl.col("mp_dack64").fill_null(1), _mp=_looked_up("stream", mp["stream"], pl.repeat(
+                         True, mp.height, eager=True))).filter(pl.col("mp_dack_raw").is_not_null(), pl.col("_mp"))
     for down in (True, False):
         acked = "client" if down else "server"  # whose data the DATA_ACKs on this way acknowledge
         idsn = mp.select("conn_id", _ref=pl.col(f"{acked}_idsn")).unique("conn_id").drop_nulls()
-        # positions taken before the filter (eagerly: no filter is pushed below them)
-        a = p.select(_row(), "down", "stream", "conn_id", "mp_dack_raw", "mp_dack64").lazy().filter(
-            pl.col("down").fill_null(False) == down, pl.col("mp_dack_raw").is_not_null(),
-            pl.col("stream").is_in(mp["stream"].implode())).select(
-            "_row", "conn_id", "mp_dack_raw", pl.col("mp_dack64").fill_null(1)).join(
-            idsn.lazy(), on="conn_id", how="inner", maintain_order="left").collect()
+        # the connections with a reference, by a table indexed by connection
+        a = dacks.filter(pl.col("down") == down).select(
+            "_row", "conn_id", "mp_dack_raw", "mp_dack64",
+            _ref=_looked_up("conn_id", idsn["conn_id"], idsn["_ref"])).filter(pl.col("_ref").is_not_null())
         if a.height:
             relative = unwraps[down].feed if unwraps else mptcp.relative_dsn_by
             parts.append(a.select("_row", dack_rel=relative(a, "mp_dack_raw", "mp_dack64", "_ref", "conn_id")))
