@@ -14,6 +14,8 @@ the packets' order), and ``original`` gives the tables the capture's numbers bac
 """
 from __future__ import annotations
 
+import threading
+
 import polars as pl
 
 from . import sanity
@@ -39,6 +41,7 @@ class TimeOrder:
         self._originals: list[pl.Series] = []  # ... from these, in order
         self._next = 0
         self._map: pl.Series | None = None
+        self._mapping = threading.Lock()
 
     def feed(self, piece: pl.DataFrame) -> pl.DataFrame:
         if self.in_memory or piece.height == 0:
@@ -81,11 +84,13 @@ class TimeOrder:
         """The capture's frame numbers of rows numbered here."""
         if self._base is None or frames.len() == 0:
             return frames
-        if self._map is None or self._map.len() != self._next - self._base:
-            self._map = pl.concat(self._originals).rechunk()
-            self._originals = [self._map]
+        with self._mapping:  # (asked from a sweep's threads at once)
+            if self._map is None or self._map.len() != self._next - self._base:
+                self._map = pl.concat(self._originals).rechunk()
+                self._originals = [self._map]
+            known = self._map
         at = frames.cast(pl.Int64) - self._base - 1
-        return pl.select(pl.when(at >= 0).then(self._map.gather(at.clip(0))).otherwise(frames)
+        return pl.select(pl.when(at >= 0).then(known.gather(at.clip(0))).otherwise(frames)
                          .cast(frames.dtype).alias(frames.name)).to_series()
 
     def _count_backwards(self, t: pl.Series) -> None:
