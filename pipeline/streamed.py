@@ -18,9 +18,9 @@ import gc
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import polars as pl
 
@@ -229,7 +229,9 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
         # put in time order here, while the worker digests and spills the one before
         def ordered() -> Iterator[pl.DataFrame]:
             while (piece := pl.DataFrame(reader.piece(PIECE_BATCHES))).height:
-                yield order.feed(flows.compact(piece))
+                rows = order.feed(flows.compact(piece))
+                del piece  # (the decoder's columns: not kept while the worker takes the rows)
+                yield rows
 
         if not _one_behind(ordered(), settled) or not settled(order.finish()):
             return None
