@@ -139,3 +139,30 @@ def test_the_known_answer_tests_hold_on_the_streamed_path():
                        capture_output=True, text=True, env={**os.environ, "MPTCP_LAB_STREAM_FROM": "0"})
     assert r.returncode == 0, r.stdout[-3000:]
     assert " passed" in r.stdout
+
+
+def test_each_sweep_stage_takes_every_piece_in_order_and_stops_as_told():
+    # the sweeps' threads (streamed._one_behind): each work sees every piece, in order,
+    # while the next is made; a work's False stops the sweep, its exception is raised here
+    made, seen_a, seen_b = [], [], []
+
+    def pieces(n):
+        for i in range(n):
+            made.append(i)
+            yield i
+
+    assert streamed._one_behind(pieces(50), seen_a.append, seen_b.append) is True
+    assert seen_a == seen_b == made == list(range(50))
+
+    made.clear()
+    stopped = []
+    assert streamed._one_behind(pieces(50), lambda i: stopped.append(i) or i < 10) is False
+    # the refusal is seen once the next piece is made, which is then not taken
+    assert stopped == list(range(11)) and made == list(range(12))
+
+    def fails(i):
+        if i == 7:
+            raise streamed.InMemory("a stage's reason")
+
+    with pytest.raises(streamed.InMemory, match="a stage's reason"):
+        streamed._one_behind(pieces(50), fails)
