@@ -6,6 +6,8 @@ numbered and mapped by the native crate's states (``pcapdecode.Numbering``,
 ``pcapdecode.Mappings``), which carry what a packet's numbers depend on from one piece
 to the next (``mptcp.Unwrap`` the 32-bit DSNs and DATA_ACKs). The DSS mappings are all
 read first, in a sweep of their own, since a mapping may come after a packet it maps.
+In each sweep the stages that follow the piece's making run in threads of their own
+(``_one_behind``), each with its own state, so that the sweep takes both cores.
 The spill's pieces are in timestamp order (``timeorder`` puts a capture out of order in
 it as it is read). tests/test_streamed.py holds the pieces, subflows and notes equal to
 ``build_trace``'s on every test capture in time order, and every table equal to the
