@@ -1,5 +1,6 @@
 """An interrupted run (SIGTERM/SIGINT mid-run) leaves no namespace or process behind,
 and the half run is redone on resume. Needs root and upstream MPTCP."""
+import json
 import signal
 import subprocess
 import sys
@@ -86,6 +87,9 @@ def test_interrupt_cleans_up_and_resume_redoes(tmp_path, sig):
     assert r.returncode == 0, r.stderr
     assert (run_dir / ".done").exists() and (run_dir / "meta.json").exists()
     assert not (run_dir / ".started").exists() and not (run_dir / "error.txt").exists()
+    # a tbf run (no linkem, nothing measured of stalls) matches capture/meta.schema.yaml
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert "meta_schema_problems" not in meta and meta["stalls"]["measured"] is False
     # finished runs are skipped
     r = subprocess.run([sys.executable, "-m", "capture", "run", str(f), "--out", str(out), "--no-progress"],
                        cwd=REPO, capture_output=True, text=True, timeout=60)

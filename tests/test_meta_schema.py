@@ -34,6 +34,27 @@ def test_every_reference_run_matches_the_schema():
     assert len(rows) > 500 and not bad, list(bad.items())[:3]
 
 
+def _linkem_stats(events: int) -> dict:
+    """One path's ``linkem --stats``, as far as ``stall_summary`` reads it."""
+    late = {"late_events": 0, "intervals": 0, "worst_ms": 0.2 if events else None,
+            "worst_at_s": 1.7e9 if events else None}
+    side = {"late": late, "reader_lag": {"late_events": 0, "intervals": 0, "worst_ms": 0.1 if events else None}}
+    return {"down": side, "up": side, "late_threshold_ms": 1.0}
+
+
+@pytest.mark.parametrize("per_path", [
+    {"wifi": None, "lte": None},  # no linkem (tbf): nothing measured, every total null
+    {"wifi": _linkem_stats(0), "lte": _linkem_stats(0)},  # linkem forwarded nothing: no worst lateness
+    {"wifi": _linkem_stats(10), "lte": None},
+], ids=["tbf", "linkem-idle", "linkem"])
+def test_what_the_capture_writes_of_stalls_matches_the_schema(per_path):
+    """The writer's own stall summary (a tbf run wrote nulls the schema refused)."""
+    from capture.health import stall_summary
+    doc = {**json.loads(SAMPLES[0].read_text()), "stalls": stall_summary(per_path, 5.0)}
+    assert meta_problems(doc) == []
+    assert metadoc.check(doc) == (doc, [])
+
+
 MUTATIONS = [
     ("attempt", "two"), ("attempt", 0), ("attempt", 1 << 40), ("repetition", -1), ("size_bytes", "4MB"),
     ("size_bytes", True), ("stalls", [1, 2]), ("host", "node-1"), ("paths", "wifi"), ("service_addrs", ["a", 3]),
