@@ -59,10 +59,11 @@ lint: venv
 thirdparty: venv
 	@scripts/fetch-thirdparty.sh $(BIN)/pip
 
+# (--durations: the slowest tests, listed at the end: CI's half hour is mostly theirs)
 test: system venv linkem cc thirdparty lint
 	@if [ -f capture/linkem/Cargo.toml ]; then cargo test -q --release --manifest-path capture/linkem/Cargo.toml; fi
 	cargo test -q --manifest-path pipeline/pcapdecode/Cargo.toml
-	$(BIN)/pytest -ra
+	$(BIN)/pytest -ra --durations=20
 
 # Verdicts, figures and report from the committed standard-scale reference (minutes);
 # SCALE=standard|quick|paper captures that scale here first (root; quick: figures only).
