@@ -31,6 +31,10 @@ include: "rules/notebooks.smk"
 include: "rules/report.smk"
 
 
+onstart:
+    remember_source()
+
+
 onsuccess:
     print_summary()
 
@@ -40,5 +44,8 @@ rule reproduce_all:
     and the findings table."""
     default_target: True
     input:
+        # (when capturing: the captures themselves, so that they run even where the
+        # outputs below exist; see check_one_source in rules/common.smk)
+        captured_campaigns,
         rules.report.output,
         rules.findings.output,

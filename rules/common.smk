@@ -1,5 +1,6 @@
 # Helpers shared by the stages: where results go, which run folders exist, whether
 # this machine can capture.  No rule lives here.
+import json
 import os
 import sys
 from pathlib import Path
@@ -134,6 +135,75 @@ def data_source():
         f"the committed standard-scale reference ({ref}, see {ref}/README.md for when, how and"
         f" from which commit it was captured) and the sample runs of {config['samples_dir']}"
     )
+
+
+# One reproduction per results folder. Its database is a store that keeps every run
+# loaded into it, so captures judged in a folder that holds the reference's (or another
+# scale's) reproduction would be pooled with those runs. Snakemake would not even
+# capture there: it does not rerun jobs below a checkpoint whose outputs exist
+# (snakemake#4124). So a folder remembers its source (.source, written when a run
+# starts) and another source is refused before any job.
+SOURCE_FILE = Path(RESULTS) / ".source"
+
+
+def source_key():
+    """What a results folder's reproduction is made from (compared as text)."""
+    if CAPTURE:
+        return f"capture scale={config['scale']} raw_dir={config['raw_dir']}"
+    return f"reference {REFERENCE_DIR} + samples {config['samples_dir']}"
+
+
+def _quick_runs_in_raw_dir():
+    """Finished quick-scale runs in the campaigns' raw folders: a run id of the quick
+    scale may also be one of the standard scale's, which would then be taken as
+    captured, and a database with any quick run judges none of its paper's rows."""
+    n = 0
+    for name in campaign_files():
+        for d in run_dirs_under(f"{config['raw_dir']}/{name}"):
+            try:
+                n += (
+                    json.loads(Path(d, "meta.json").read_text()).get("scale") == "quick"
+                )
+            except (OSError, ValueError, AttributeError):
+                continue
+    return n
+
+
+def check_one_source():
+    """Stop (before any job) where this call would mix reproductions; see above."""
+    try:
+        was = SOURCE_FILE.read_text().strip()
+    except OSError:
+        was = None
+    if was is not None and was != source_key():
+        raise WorkflowError(
+            f"{RESULTS} holds another reproduction ({was}); this call is {source_key()}. "
+            f"Its database keeps every run loaded into it, so the two would be judged together. "
+            f"Give this call a results folder of its own (--config results_dir=...; "
+            f"`make reproduce-all SCALE=...` uses results/<scale>), or move {RESULTS} aside."
+        )
+    if CAPTURE and config["scale"] != "quick":
+        quick = _quick_runs_in_raw_dir()
+        if quick:
+            raise WorkflowError(
+                f"{config['raw_dir']} holds {quick} quick-scale run(s) of these campaigns: a "
+                f"{config['scale']}-scale capture would take those with the same run ids as "
+                f"captured, and no row of their papers would be judged. Capture into another "
+                f"folder (--config raw_dir=...; `make reproduce-all SCALE=quick` uses "
+                f"data/raw/quick), or move them aside."
+            )
+
+
+def remember_source():
+    """Called when a run starts (not on a dry run): the folder's source, once."""
+    if not SOURCE_FILE.exists():
+        SOURCE_FILE.parent.mkdir(parents=True, exist_ok=True)
+        tmp = SOURCE_FILE.with_name(f".source.tmp-{os.getpid()}")
+        tmp.write_text(source_key() + "\n")
+        os.replace(tmp, SOURCE_FILE)
+
+
+check_one_source()
 
 
 def table_files(rundirs):

@@ -182,6 +182,61 @@ def test_analysis_waits_for_every_campaign(tmp_path):
     assert "campaign_captured" in r.stdout and "load_db" in r.stdout
 
 
+
+def test_a_results_folder_remembers_its_source_and_refuses_another(tmp_path):
+    """A folder's database keeps every run loaded into it: a capture judged where the
+    reference's reproduction is would pool the two (and Snakemake, finding the outputs
+    there, captured nothing, while the report said "captured on this machine")."""
+    res = tmp_path / "results"
+    r = smk("--cores", "1", "capture_all", "--config", "capture=false", f"results_dir={res}")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (res / ".source").read_text() == "reference data/reference + samples data/samples\n"
+    r = smk("-n", "reproduce_all", "--config", "capture=false", f"results_dir={res}")
+    assert r.returncode == 0, r.stderr[-3000:]  # the same source goes on
+    (res / ".source").write_text(f"capture scale=quick raw_dir={tmp_path}/raw\n")
+    r = smk("-n", "reproduce_all", "--config", "capture=false", f"results_dir={res}")
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "holds another reproduction (capture scale=quick" in out, out[-3000:]
+    assert "results_dir=" in out and "Job stats" not in out
+
+
+@needs_capture
+def test_a_capture_is_refused_where_the_reference_was_judged(tmp_path):
+    res = tmp_path / "results"
+    res.mkdir()
+    (res / ".source").write_text("reference data/reference + samples data/samples\n")
+    r = smk("-n", "reproduce_all", "--config", "capture=true", "scale=quick", f"results_dir={res}",
+            f"raw_dir={tmp_path}/raw")
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "holds another reproduction (reference" in out, out[-3000:]
+    assert "Job stats" not in out
+
+
+@needs_capture
+def test_a_standard_capture_is_refused_beside_quick_runs(tmp_path):
+    """Some quick-scale run ids are standard-scale ones too: taken as captured, and any
+    quick run in the database leaves its paper's rows unjudged."""
+    raw = tmp_path / "raw"
+    run = sorted(r for c, r in expected_runs() if c == "chen")[0]
+    (raw / "chen" / run).mkdir(parents=True)
+    (raw / "chen" / run / "meta.json").write_text('{"scale": "quick"}')
+    r = smk("-n", "reproduce_all", "--config", "capture=true", "scale=standard",
+            f"results_dir={tmp_path}/res", f"raw_dir={raw}")
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "holds 1 quick-scale run(s)" in out, out[-3000:]
+    r = smk("-n", "reproduce_all", "--config", "capture=true", "scale=quick",
+            f"results_dir={tmp_path}/res", f"raw_dir={raw}")
+    assert r.returncode == 0, r.stderr[-3000:]  # more quick runs beside them: fine
+
+
+def test_make_gives_each_scale_its_own_folders():
+    out = subprocess.run(["make", "-n", "reproduce-all", "SCALE=quick"], cwd=ROOT, capture_output=True,
+                         text=True).stdout
+    assert "results_dir=results/quick raw_dir=data/raw/quick" in out and "--results results/quick" in out
+    out = subprocess.run(["make", "-n", "reproduce-all", "SCALE=standard"], cwd=ROOT, capture_output=True,
+                         text=True).stdout
+    assert re.search(r"results_dir=results/standard raw_dir=data/raw$", out, re.M), out
+
 # --- the main job's terminal: one progress line per stage (issue 24) ---------------------
 
 def test_progress_logger_prints_one_line_per_stage_and_keeps_job_blocks_in_the_log(tmp_path):
