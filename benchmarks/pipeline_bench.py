@@ -8,8 +8,9 @@ load hits every command alike), each as a child process measured by GNU time:
   tshark bare       tshark's bare field extraction, the baseline: `tshark -T fields` of the
                     fields `--decoder tshark` reads, tshark's default preferences, one pass
   tshark analysis   the exact call `--decoder tshark` makes: the same fields with the MPTCP
-                    mapping analysis and a second pass (4-5x slower than bare here, and slower
-                    still as a connection grows), output discarded
+                    mapping analysis and a second pass (here 1.9x slower than bare on the
+                    two-path capture, 5.7x on the synthetic ones: it slows as a connection
+                    grows), output discarded
   tcpdump -nn -r    decode and print every packet, to /dev/null
   native decoder    pcapdecode alone: pcap -> Arrow batches, dropped once built
   pipeline native   `python -m pipeline analyze PCAP --db FILE` (process start to a new DuckDB file)
@@ -17,8 +18,8 @@ load hits every command alike), each as a child process measured by GNU time:
   pipeline tshark   the same with --decoder tshark
 
 and prints packets/s, wall, CPU and peak memory (largest RSS in the process tree) for
-each, with ratios against tshark's bare extraction; then, in-process, where the native pipeline's time
-goes, stage by stage and metric by metric.
+each, with ratios against tshark's bare extraction; then, in-process, where the native
+pipeline's time goes, stage by stage and metric by metric.
 
     python benchmarks/pipeline_bench.py [--pcap FILE] [--repeat 3]
     python benchmarks/pipeline_bench.py --memory [--repeat 3] [--sizes 1000000 5000000 10000000] [--many 10000 10000000]
