@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline import extract, flows, metrics, schema, store, tables
+from pipeline import extract, flows, metrics, store, tables
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,9 +61,8 @@ def tshark_bare(pcap: Path, count: int | None = None) -> list[str]:
     """tshark's bare field extraction: the fields ``--decoder tshark`` reads, as text,
     with tshark's default preferences in one pass (no MPTCP analysis, no second pass,
     no display filter): the baseline the ratios are quoted against."""
-    fields = [a for f in schema.PACKET_FIELDS for a in ("-e", f.tshark)]
     return [shutil.which("tshark") or "tshark", "-n", "-r", str(pcap), *(["-c", str(count)] if count else []),
-            "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,", *fields]
+            *extract.tshark_field_args()]
 
 
 def make_capture() -> Path:

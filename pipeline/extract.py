@@ -66,10 +66,14 @@ def tshark_command(pcap: str | os.PathLike) -> list[str]:
     # Only TCP frames: cheaper than extracting everything and filtering in polars. Not
     # the TCP header an ICMP error quotes: it is no segment of the connection (and the
     # native decoder counts such frames as not TCP).
-    cmd += ["-2", "-Y", "tcp && !icmp && !icmpv6", "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in PACKET_FIELDS:
-        cmd += ["-e", f.tshark]
-    return cmd
+    return cmd + ["-2", "-Y", "tcp && !icmp && !icmpv6", *tshark_field_args()]
+
+
+def tshark_field_args() -> list[str]:
+    """tshark's arguments for the packets table's fields, as the reader parses them
+    (also the benchmark's bare extraction, without the preferences above)."""
+    return ["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,",
+            *(a for f in PACKET_FIELDS for a in ("-e", f.tshark))]
 
 
 def _tshark_env() -> dict[str, str]:
