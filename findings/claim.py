@@ -10,9 +10,24 @@ Two verdicts per row (issue 23):
   reports and so cannot decide; *direction only* when the paper gives no number.
 * **direction**: the interval against the sign or order the paper states.
 
-Before either: *not comparable* when a lab check the claim rests on does not pass;
-*not reproducible here* when the set-up cannot produce the quantity (the inventory
-says why); *no data* when a compared group has fewer than ``MIN_RUNS`` runs.
+Before either: *not comparable* when a condition a compared group rests on does not
+hold here; *not reproducible here* when the set-up cannot produce the quantity (the
+inventory says why); *no data* when a compared group has fewer than ``MIN_RUNS`` runs.
+
+**Conditions.** A check is a statement about our set-up computed from our runs against
+the paper's band: a *lab check* (``kind = "lab-check"``, ours: "the same offered load")
+or one of the paper's own statements about its paths or networks (``kind =
+"condition"``, an inventory entry: "the AT&T path exhibits a minimum RTT of about 40
+ms"). Every compared group names the checks of the conditions its own number was
+measured under (``Claim.checks`` for every group, ``Group.checks`` per group: the table
+or figure the claim's number comes from); a group is judged only where each of them
+holds (``holds``), the others are *not comparable* and say which check failed.
+
+**Basis.** What an agreement is worth: ``outcome`` (our links were not sized from this
+number), ``calibration`` (a link profile was sized from it: papers/<paper>/
+calibration.yaml names the rows each profile was sized from) or ``reading`` (the band
+reads a word of the paper as a number: "most" as > 50 %). Only outcome rows count as
+independent agreement.
 
 Several groups (sizes, carriers, RTTs) are decided together, for claims that hold
 "at every" one of them: **agree** when every group's 95 % interval lies inside (an
@@ -34,6 +49,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .stats import Estimate
 
 AGREE, DISAGREE, INCONCLUSIVE, UNDERPOWERED = "agree", "disagree", "inconclusive", "underpowered"
+FINDING, CONDITION, LAB_CHECK = "finding", "condition", "lab-check"  # Claim.kind
+OUTCOME, CALIBRATION, READING = "outcome", "calibration", "reading"  # Claim.basis
+BASES = (OUTCOME, CALIBRATION, READING)
 NOT_COMPARABLE, NOT_REPRODUCIBLE, NO_DATA = "not comparable", "not reproducible here", "no data"
 DIRECTION_ONLY, NO_DIRECTION = "direction only", "no direction"
 VERDICTS = (AGREE, DISAGREE, INCONCLUSIVE, UNDERPOWERED, NOT_COMPARABLE, NOT_REPRODUCIBLE, NO_DATA,
@@ -74,12 +92,26 @@ class Claim:
     statistic: str = ""  # our value: the paper's statistic on our runs, in words
     config: str = ""  # the configuration and protocol we ran, and what differs from the paper's
     measure: Callable[["Facts"], "Measure"] | None = None
-    checks: tuple[str, ...] = ()  # lab checks whose pass the verdict rests on
+    checks: tuple[str, ...] = ()  # checks every compared group rests on (more per group: Group.checks)
     margin: float | None = None  # "no difference": ± this around no effect (in the statistic's unit)
     margin_reason: str = ""  # where the margin comes from (the paper, or a declared reason)
     mismatch: str = ""  # what our set-up cannot match: the likely reason when ours differ
-    kind: str = "finding"  # or "lab-check"
+    kind: str = FINDING  # CONDITION: the paper's statement about its paths, also a check; LAB_CHECK: ours
+    basis: str = OUTCOME  # module doc; CALIBRATION is set from calibration.yaml (findings.registry)
+    basis_reason: str = ""  # why the basis is not OUTCOME
     tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self):
+        if self.basis not in BASES:
+            raise ValueError(f"{self.entry.paper}/{self.entry.id}: basis {self.basis!r} is not one of {', '.join(BASES)}")
+        if self.basis != OUTCOME and not self.basis_reason.strip():
+            raise ValueError(f"{self.entry.paper}/{self.entry.id}: basis {self.basis!r} needs its reason")
+        if self.kind != FINDING and self.checks:
+            raise ValueError(f"{self.entry.paper}/{self.entry.id}: a check rests on no other check")
+
+    @property
+    def is_check(self) -> bool:
+        return self.kind in (CONDITION, LAB_CHECK)
 
     @property
     def id(self) -> str:
@@ -168,6 +200,14 @@ def direction(c: Claim, groups: list[tuple[str, "Estimate"]]) -> tuple[str, str]
     if not unsure:
         return AGREE, groups[0][0]
     return INCONCLUSIVE, unsure[0]
+
+
+def holds(row: dict) -> bool:
+    """A check's row: the condition holds here (its magnitude agrees; a statement without
+    a number: its direction agrees)."""
+    if row["magnitude_verdict"] == DIRECTION_ONLY:
+        return row["direction_verdict"] == AGREE
+    return row["magnitude_verdict"] == AGREE
 
 
 def finite(x: float | None) -> float | None:

@@ -17,24 +17,26 @@ import polars as pl
 
 from pipeline import derived
 
-from .claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
-                    NOT_REPRODUCIBLE, UNDERPOWERED, Claim, direction, finite, magnitude)
-from .measure import Facts, Measure
+from .claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, LAB_CHECK, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
+                    NOT_REPRODUCIBLE, OUTCOME, UNDERPOWERED, Claim, direction, finite, holds, magnitude)
+from .measure import Facts, Group, Measure
 from . import hosts
 from .provenance import runs_per_group
 from .stats import MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
 
-COLUMNS = ["id", "paper", "kind", "claim", "source", "says", "paper_value", "paper_text", "band_low", "band_high",
-           "tolerance", "direction", "statistic", "unit", "config", "checks", "group", "our_value", "ci_low",
-           "ci_high", "n", "n_groups", "runs_per_group", "magnitude_verdict", "direction_verdict", "underpowered", "reason",
-           "detail", "data"]
+COLUMNS = ["id", "paper", "kind", "basis", "basis_reason", "claim", "source", "says", "paper_value", "paper_text",
+           "band_low", "band_high", "tolerance", "direction", "statistic", "unit", "config", "checks", "group",
+           "our_value", "ci_low", "ci_high", "n", "n_groups", "runs_per_group", "magnitude_verdict",
+           "direction_verdict", "underpowered", "not_comparable_groups", "reason", "detail", "data"]
 FLOATS = ("paper_value", "band_low", "band_high", "our_value", "ci_low", "ci_high")
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {c: pl.Float64 for c in FLOATS} | {
     "n": pl.Int64, "n_groups": pl.Int64, "underpowered": pl.Boolean}
 # n: runs in the group that decides (the smallest role); runs_per_group: over every compared
-# group; data: the paper's campaigns as captured (findings.provenance)
+# group; data: the paper's campaigns as captured (findings.provenance); checks: every check
+# some group rests on; not_comparable_groups: the groups left unjudged, each with the
+# checks that fail there
 GROUP_COLUMNS = ["id", "paper", "kind", "group", "value", "ci_low", "ci_high", "ci_low_adj", "ci_high_adj", "n",
-                 "magnitude", "direction"]
+                 "checks", "magnitude", "direction"]
 GROUP_SCHEMA = {c: pl.Utf8 for c in GROUP_COLUMNS} | {c: pl.Float64 for c in (
     "value", "ci_low", "ci_high", "ci_low_adj", "ci_high_adj")} | {"n": pl.Int64}
 
@@ -52,22 +54,25 @@ def ci_text(value: float | None, lo: float | None, hi: float | None) -> str:
 
 
 def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimate | None = None, n_groups: int = 0,
-         group: str = "", detail: str = "", underpowered: bool = False, ns: list[int] | None = None) -> dict:
+         group: str = "", detail: str = "", underpowered: bool = False, ns: list[int] | None = None,
+         checks: tuple[str, ...] | None = None, excluded: str = "") -> dict:
     b = c.band
     d = c.direction
-    return {"id": c.id, "paper": c.paper, "kind": c.kind, "claim": c.entry.quote, "source": c.entry.where,
+    return {"id": c.id, "paper": c.paper, "kind": c.kind, "basis": c.basis, "basis_reason": c.basis_reason,
+            "claim": c.entry.quote, "source": c.entry.where,
             "says": c.entry.says, "paper_value": finite(c.entry.paper_value),
             "paper_text": c.entry.paper_text, "band_low": b.low if b else None, "band_high": b.high if b else None,
             "tolerance": c.tolerance, "direction": d.text(c.unit) if d else "", "statistic": c.statistic,
-            "unit": c.unit, "config": c.config, "checks": ", ".join(c.checks), "group": group,
+            "unit": c.unit, "config": c.config, "checks": ", ".join(c.checks if checks is None else checks),
+            "group": group,
             "our_value": finite(est.value) if est else None, "ci_low": finite(est.lo) if est else None,
             "ci_high": finite(est.hi) if est else None, "n": est.n if est else None, "n_groups": n_groups,
             "runs_per_group": runs_per_group(ns or []), "magnitude_verdict": magnitude_v,
-            "direction_verdict": direction_v, "underpowered": underpowered,
+            "direction_verdict": direction_v, "underpowered": underpowered, "not_comparable_groups": excluded,
             "reason": reason, "detail": detail}  # data: per paper, added by evaluate
 
 
-def group_estimates(c: Claim, m: Measure, resamples: int = RESAMPLES) -> tuple[list[tuple[str, Estimate]], list[str]]:
+def group_estimates(c: Claim, m: Measure, resamples: int = RESAMPLES) -> tuple[list[tuple[Group, Estimate]], list[str]]:
     """Per compared group with at least MIN_RUNS runs in every role: its estimate (the
     95 %, Bonferroni and 90 % intervals); and the groups left out, with why."""
     sized = [(g, min((len(v) for v in g.samples.values()), default=0)) for g in m.groups]
@@ -78,13 +83,36 @@ def group_estimates(c: Claim, m: Measure, resamples: int = RESAMPLES) -> tuple[l
         if any(math.isnan(x) for x in (est.value, est.lo, est.hi)):
             short.append(f"{g.label} (no value: {_fmt(est.value)})")
             continue
-        out.append((g.label, est))
+        out.append((g, est))
     return out, short
+
+
+def group_checks(c: Claim, g: Group) -> tuple[str, ...]:
+    """The checks a compared group rests on: the claim's (every group's) and its own."""
+    return tuple(dict.fromkeys((*c.checks, *g.checks)))
+
+
+def failing(ids: tuple[str, ...], checks: dict[str, dict]) -> list[str]:
+    """Of ``ids``, the checks that do not hold here, each with its verdict and reason."""
+    out = []
+    for k in ids:
+        r = checks.get(k)
+        if r is None:
+            out.append(f"{k}: unknown check")
+        elif not holds(r):
+            v = r["magnitude_verdict"] if r["magnitude_verdict"] != DIRECTION_ONLY else f"direction {r['direction_verdict']}"
+            out.append(f"{k} ({v}{': ' + _short(r['reason']) if r['reason'] else ''})")
+    return out
+
+
+def _short(text: str, n: int = 160) -> str:
+    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + " …"
 
 
 def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None = None,
                    resamples: int = RESAMPLES) -> tuple[dict, list[dict]]:
-    """One row and its per-group rows."""
+    """One row and its per-group rows. ``checks``: the rows of every check (None: ``c`` is a
+    check itself, whose groups rest on nothing)."""
     if c.not_reproducible:
         return _row(c, NOT_REPRODUCIBLE, NOT_REPRODUCIBLE, c.not_reproducible), []
     if facts is None or c.measure is None:
@@ -96,15 +124,21 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
     if not m.groups:
         return _row(c, NO_DATA, NO_DATA, m.missing or "no runs for this claim", detail=m.note), []
     done, short = group_estimates(c, m, resamples)
-    parts = []
-    grows = []
-    for label, e in done:
-        mv, _ = magnitude(c, [(label, e)])
-        dv, _ = direction(c, [(label, e)])
-        parts.append(f"{label}: {ci_text(e.value, e.lo, e.hi)}, n = {e.n}, magnitude {mv}, direction {dv}")
-        grows.append({"id": c.id, "paper": c.paper, "kind": c.kind, "group": label, "value": finite(e.value),
+    rests_on = {g.label: group_checks(c, g) for g in m.groups}
+    all_checks = tuple(dict.fromkeys(k for ids in rests_on.values() for k in ids))
+    gated = {g.label: failing(rests_on[g.label], checks) for g, _ in done} if checks is not None else {}
+    parts, grows = [], []
+    for g, e in done:
+        if gated.get(g.label):
+            mv = dv = NOT_COMPARABLE
+        else:
+            mv, _ = magnitude(c, [(g.label, e)])
+            dv, _ = direction(c, [(g.label, e)])
+        parts.append(f"{g.label}: {ci_text(e.value, e.lo, e.hi)}, n = {e.n}, magnitude {mv}, direction {dv}")
+        grows.append({"id": c.id, "paper": c.paper, "kind": c.kind, "group": g.label, "value": finite(e.value),
                       "ci_low": finite(e.lo), "ci_high": finite(e.hi), "ci_low_adj": finite(e.lo_adj),
-                      "ci_high_adj": finite(e.hi_adj), "n": e.n, "magnitude": mv, "direction": dv})
+                      "ci_high_adj": finite(e.hi_adj), "n": e.n, "checks": ", ".join(rests_on[g.label]),
+                      "magnitude": mv, "direction": dv})
     if short:
         parts.append(f"not computed (fewer than {MIN_RUNS} runs or no value): " + ", ".join(short))
     if m.note:
@@ -112,21 +146,29 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
     detail = "; ".join(parts)
     if not done or short:
         why = f"every compared group needs ≥ {MIN_RUNS} runs ({', '.join(short)})" if short else "no group"
-        return _row(c, NO_DATA, NO_DATA, why, detail=detail), grows
-    ns = [e.n for _, e in done]
-    mv, mg = magnitude(c, done)
-    dv, dg = direction(c, done)
-    label = mg or dg or done[0][0]
-    est = dict(done)[label]
-    reason = _reason(c, mv, dv, label, est, len(done))
-    failing = [f"{k} ({checks[k]['magnitude_verdict']}{': ' + checks[k]['reason'] if checks[k]['reason'] else ''})"
-               for k in c.checks if checks is not None and k in checks and checks[k]["magnitude_verdict"] != AGREE]
-    missing = [k for k in c.checks if checks is not None and k not in checks]
-    if failing or missing:
-        why = "; ".join([f"lab check {f}" for f in failing] + [f"lab check {k}: unknown" for k in missing])
-        return _row(c, NOT_COMPARABLE, NOT_COMPARABLE, f"the conditions it rests on do not hold here: {why}",
-                    est, len(done), label, detail, ns=ns), grows
-    return _row(c, mv, dv, reason, est, len(done), label, detail, underpowered=mv == UNDERPOWERED, ns=ns), grows
+        return _row(c, NO_DATA, NO_DATA, why, detail=detail, checks=all_checks), grows
+    excluded = "; ".join(f"{g.label}: {', '.join(gated[g.label])}" for g, _ in done if gated.get(g.label))
+    judged = [(g.label, e) for g, e in done if not gated.get(g.label)]
+    if not judged:
+        e0 = done[0][1]
+        return _row(c, NOT_COMPARABLE, NOT_COMPARABLE,
+                    f"the conditions its groups were measured under do not hold here: {excluded}", e0, len(done),
+                    done[0][0].label, detail, ns=[e.n for _, e in done], checks=all_checks, excluded=excluded), grows
+    ns = [e.n for _, e in judged]
+    mv, mg = magnitude(c, judged)
+    dv, dg = direction(c, judged)
+    label = mg or dg or judged[0][0]
+    est = dict(judged)[label]
+    reason = _reason(c, mv, dv, label, est, len(judged))
+    if excluded:
+        reason = join_sentences(f"judged on the {len(judged)} of {len(done)} groups whose conditions hold here; not "
+                                f"comparable: {excluded}", reason)
+    return _row(c, mv, dv, reason, est, len(judged), label, detail, underpowered=mv == UNDERPOWERED, ns=ns,
+                checks=all_checks, excluded=excluded), grows
+
+
+def join_sentences(*parts: str) -> str:
+    return ". ".join(p.rstrip(". ") for p in parts if p)
 
 
 def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, k: int) -> str:
@@ -152,19 +194,21 @@ def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, k: int) -> str:
 
 def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLES) -> tuple[pl.DataFrame, pl.DataFrame,
                                                                                           pl.DataFrame]:
-    """(findings, lab checks, per-group estimates of both)."""
-    check_rows, group_rows = {}, []
+    """(findings, lab checks, per-group estimates of both). The checks (lab checks and the
+    papers' condition statements) first: every finding's groups are gated by them; the
+    condition statements are inventory entries, so their rows are findings rows too."""
+    check_rows, done = {}, {}
     for c in claims:
-        if c.kind == "lab-check":
-            row, g = evaluate_claim(c, facts, None, resamples)
-            check_rows[c.id] = row
-            group_rows += g
-    rows = []
+        if c.is_check:
+            done[c.id] = evaluate_claim(c, facts, None, resamples)
+            check_rows[c.id] = done[c.id][0]
+    rows, group_rows = [], []
     for c in claims:
-        if c.kind != "lab-check":
-            row, g = evaluate_claim(c, facts, check_rows, resamples)
+        row, g = done[c.id] if c.id in done else evaluate_claim(c, facts, check_rows, resamples)
+        group_rows += g
+        if c.kind != LAB_CHECK:
             rows.append(row)
-            group_rows += g
+    check_rows = {k: r for k, r in check_rows.items() if r["kind"] == LAB_CHECK}
     quick = quick_papers(facts)
     data = facts.provenance if facts is not None else {}
     host_rows = host_checks(facts, {c.paper for c in claims})
@@ -193,7 +237,8 @@ def host_check_row(r: dict) -> dict:
     """A host's check as a lab-check row of the checks table."""
     verdict = {hosts.CONSISTENT: AGREE, hosts.DIFFERS: DISAGREE}.get(r["verdict"], INCONCLUSIVE)
     row = {c: None for c in COLUMNS}
-    return {**row, "id": f"{hosts.ID}:{r['host']}", "paper": r["paper"], "kind": "lab-check",
+    return {**row, "id": f"{hosts.ID}:{r['host']}", "paper": r["paper"], "kind": LAB_CHECK,
+            "basis": OUTCOME, "basis_reason": "",
             "claim": f"runs captured on {r['host']} behave as the other hosts' runs of the same configurations",
             "source": "lab (issue 26)", "says": "", "paper_text": "", "tolerance": f"±{hosts.TOLERANCE:.0%}",
             "band_low": 1 - hosts.TOLERANCE, "band_high": 1 + hosts.TOLERANCE, "direction": "",
@@ -302,15 +347,35 @@ def counts_table(table: pl.DataFrame) -> str:
     """Markdown: per paper, the rows and the count of each magnitude verdict."""
     from .claim import VERDICTS
     present = [v for v in VERDICTS if v in set(table["magnitude_verdict"].to_list())]
-    head = "| paper | rows | " + " | ".join(present) + " | direction agrees |"
-    lines = [head, "|---|---|" + "---|" * (len(present) + 1)]
+    head = ("| paper | rows | " + " | ".join(present) + " | direction agrees | independent agree / disagree "
+            "(basis outcome) |")
+    lines = [head, "|---|---|" + "---|" * (len(present) + 2)]
     for paper in [*sorted(table["paper"].unique().to_list()), None]:
         t = table if paper is None else table.filter(pl.col("paper") == paper)
         cells = [str(t.filter(pl.col("magnitude_verdict") == v).height) for v in present]
         dirs = t.filter(pl.col("direction_verdict") == AGREE).height
+        ind = independent(t)
+        indep = f"{ind.filter(pl.col('magnitude_verdict') == AGREE).height} / {ind.filter(pl.col('magnitude_verdict') == DISAGREE).height}"
         name = "**all**" if paper is None else paper
-        lines.append(f"| {name} | {t.height} | " + " | ".join(cells) + f" | {dirs} |")
+        lines.append(f"| {name} | {t.height} | " + " | ".join(cells) + f" | {dirs} | {indep} |")
     return "\n".join(lines)
+
+
+def ungated_failures(findings_t: pl.DataFrame, checks_t: pl.DataFrame, groups_t: pl.DataFrame) -> list[str]:
+    """Checks (lab checks and condition statements) that do not hold here and gate no
+    compared group of any finding: a failing condition must say which verdicts it
+    withholds, else it is a finding about the emulator that nobody reads."""
+    rows = [*checks_t.to_dicts(), *findings_t.filter(pl.col("kind") != "finding").to_dicts()]
+    rested = {k.strip() for ks in groups_t.filter(pl.col("kind") == "finding")["checks"].drop_nulls().to_list()
+              for k in ks.split(",") if k.strip()}
+    return sorted(r["id"] for r in rows
+                  if r["magnitude_verdict"] not in (NOT_REPRODUCIBLE,) and not holds(r) and r["id"] not in rested)
+
+
+def independent(table: pl.DataFrame) -> pl.DataFrame:
+    """Rows whose decisive magnitude verdict is evidence about MPTCP: basis outcome (our
+    links were not sized from the number, no word read as a number), agree or disagree."""
+    return table.filter((pl.col("basis") == OUTCOME) & pl.col("magnitude_verdict").is_in([AGREE, DISAGREE]))
 
 
 def counts(table: pl.DataFrame) -> str:
@@ -319,4 +384,4 @@ def counts(table: pl.DataFrame) -> str:
 
 
 __all__ = ["COLUMNS", "GROUP_COLUMNS", "evaluate", "evaluate_claim", "findings", "write_csv", "markdown",
-           "counts", "counts_table"]
+           "counts", "counts_table", "independent", "ungated_failures"]

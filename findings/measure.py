@@ -24,6 +24,10 @@ from .stats import Stat
 class Group:
     label: str  # e.g. "att, 4 MB" or "RTT 40 ms"
     samples: dict[str, np.ndarray]  # role -> per-run values (rows: runs or pairs)
+    # the conditions this group's runs were measured under: ids of lab checks or of the
+    # paper's condition statements (the table or figure the claim's number comes from);
+    # the group is judged only when every one of them holds (findings.evaluate)
+    checks: tuple[str, ...] = ()
 
 
 @dataclass

@@ -1,15 +1,23 @@
 """Every paper's claims, in inventory order: each entry of ``papers/<paper>/
 inventory.yaml`` is one row, computed by the claim of the same id in
 ``papers/<paper>/claims.py`` (``CLAIMS``), or "not reproducible here" with the
-inventory's reason. Then the paper's lab checks (``CHECKS``)."""
+inventory's reason. Then the paper's lab checks (``CHECKS``).
+
+A row whose number a link profile was sized from (``papers/<paper>/calibration.yaml``,
+``sized_from``) has basis "calibration", whatever its claim says: the profile declares
+what it was fitted to, once, beside the calibration runs that fitted it."""
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
+from pathlib import Path
+
+import yaml
 
 from papers import PAPERS
 
 from . import inventory
-from .claim import Claim
+from .claim import CALIBRATION, CONDITION, Claim
 from .inventory import Entry, InventoryError
 
 
@@ -42,6 +50,45 @@ def check(paper: str, id: str, *, quote: str, where: str, phrase: str, value: fl
     return Claim(entry=e, kind="lab-check", **ours)
 
 
+def condition(paper: str, id: str, **ours) -> Claim:
+    """One of the paper's statements about its paths or networks (inventory entry ``id``),
+    computed from our runs: a finding row of its own and a check the groups measured
+    under it rest on."""
+    return claim(paper, id, kind=CONDITION, **ours)
+
+
+def calibration_file(paper: str) -> Path:
+    return PAPERS[paper].folder / "calibration.yaml"
+
+
+@lru_cache(maxsize=None)
+def sized_from(paper: str) -> dict[str, str]:
+    """Row id -> the profiles sized from its number (papers/<paper>/calibration.yaml)."""
+    p = calibration_file(paper)
+    if not p.is_file():
+        return {}
+    try:
+        doc = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise InventoryError(f"{p}: not valid YAML: {str(e).splitlines()[0]}") from None
+    out: dict[str, list[str]] = {}
+    for name, prof in (doc.get("profiles") or {}).items():
+        if not isinstance(prof, dict) or not isinstance(prof.get("sized_from", []), list):
+            raise InventoryError(f"{p}: profiles.{name}: expected a mapping with a 'sized_from' list")
+        for rid in prof.get("sized_from", []):
+            out.setdefault(str(rid), []).append(str(name))
+    return {rid: ", ".join(names) for rid, names in out.items()}
+
+
+def _with_basis(c: Claim) -> Claim:
+    names = sized_from(c.paper).get(c.id)
+    if not names:
+        return c
+    why = (f"link profile(s) {names} were sized from this number (papers/{c.paper}/calibration.yaml), so our "
+           "agreement with it is not independent evidence")
+    return dataclasses.replace(c, basis=CALIBRATION, basis_reason=why)
+
+
 def paper_claims(paper: str) -> list[Claim]:
     """The paper's rows in inventory order, then its lab checks."""
     mod = PAPERS[paper].module("claims")
@@ -62,7 +109,12 @@ def paper_claims(paper: str) -> list[Claim]:
         out.append(c)
     if ours:
         raise InventoryError(f"papers/{paper}/claims.py: claims not in the inventory: {sorted(ours)}")
-    return out + list(mod.CHECKS)
+    out += list(mod.CHECKS)
+    known = {c.id for c in out}
+    unknown = sorted(set(sized_from(paper)) - known)
+    if unknown:
+        raise InventoryError(f"{calibration_file(paper)}: sized_from names rows that do not exist: {unknown}")
+    return [_with_basis(c) for c in out]
 
 
 @lru_cache(maxsize=None)

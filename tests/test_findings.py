@@ -191,6 +191,37 @@ def test_a_failing_lab_check_makes_a_row_not_comparable():
     assert "lab-a" in row["reason"] and row["our_value"] == pytest.approx(50.4) and len(groups) == 1
 
 
+def test_a_group_is_judged_only_where_its_conditions_hold():
+    """issue 40: each compared group names the conditions its number was measured under;
+    a group whose condition fails is not comparable, the others are judged."""
+    x = np.asarray([49, 50, 51, 50, 52], dtype=float)
+    groups = [Group("4 MB", {"x": x}, checks=("cond-4mb",)), Group("8 MB", {"x": x + 100}, checks=("cond-8mb",))]
+    c = Claim(entry=entry("exact", value=50), measure=lambda f: Measure(groups, mean("x")), statistic="s", config="c")
+    ok, bad = {"magnitude_verdict": AGREE, "direction_verdict": NO_DIRECTION, "reason": ""}, {
+        "magnitude_verdict": DISAGREE, "direction_verdict": NO_DIRECTION, "reason": "ours 300 ms"}
+    # both hold: 8 MB (150) lies outside the band -> disagree
+    row, _ = evaluate_claim(c, object(), {"cond-4mb": ok, "cond-8mb": ok})
+    assert row["magnitude_verdict"] == DISAGREE and row["group"] == "8 MB"
+    # 8 MB's condition fails: judged on 4 MB alone (agree), 8 MB named as not comparable
+    row, grows = evaluate_claim(c, object(), {"cond-4mb": ok, "cond-8mb": bad})
+    assert row["magnitude_verdict"] == AGREE and row["n_groups"] == 1 and row["group"] == "4 MB"
+    assert "8 MB: cond-8mb (disagree: ours 300 ms)" == row["not_comparable_groups"]
+    assert "not comparable" in row["reason"] and row["checks"] == "cond-4mb, cond-8mb"
+    assert [(g["group"], g["magnitude"], g["checks"]) for g in grows] == [
+        ("4 MB", AGREE, "cond-4mb"), ("8 MB", NOT_COMPARABLE, "cond-8mb")]
+    # every group's condition fails (or is unknown): not comparable, our value kept
+    row, _ = evaluate_claim(c, object(), {"cond-4mb": bad})
+    assert row["magnitude_verdict"] == row["direction_verdict"] == NOT_COMPARABLE
+    assert "cond-8mb: unknown check" in row["reason"] and row["our_value"] is not None
+
+
+def test_a_statement_without_a_number_holds_by_its_direction():
+    from findings.claim import holds
+    assert holds({"magnitude_verdict": DIRECTION_ONLY, "direction_verdict": AGREE})
+    assert not holds({"magnitude_verdict": DIRECTION_ONLY, "direction_verdict": INCONCLUSIVE})
+    assert not holds({"magnitude_verdict": UNDERPOWERED, "direction_verdict": AGREE})
+
+
 def test_fewer_than_five_runs_is_no_data():
     assert MIN_RUNS == 5
     c = Claim(entry=entry("exact", value=1, no_effect=None), statistic="s", config="c",
