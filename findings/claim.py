@@ -164,28 +164,47 @@ class Claim:
         return b.rule
 
 
-def magnitude(c: Claim, groups: list[tuple[str, "Estimate"]]) -> tuple[str, str]:
-    """The magnitude verdict over every group, and the deciding group's label."""
-    b = c.band
-    if b is None:
+@dataclass(frozen=True)
+class PaperNumber:
+    """The paper's number for one compared group, where the paper prints one per group
+    (a table's cells: Table 6's 4 MB and 8 MB columns): its band and its distance from no
+    effect (the underpowered rule's effect)."""
+
+    value: float
+    text: str  # as the paper prints it: "2.95× (91.3 ± 12.6 ÷ 30.9 ± 3.2 ms)"
+    band: Band
+    effect: float | None
+
+
+def magnitude(c: Claim, groups: list[tuple[str, "Estimate"]],
+              numbers: dict[str, PaperNumber] | None = None) -> tuple[str, str]:
+    """The magnitude verdict over every group, and the deciding group's label. A group
+    with its own number (``numbers``) is held to that number's band, the others to the
+    claim's."""
+    numbers = numbers or {}
+
+    def band(g: str) -> Band | None:
+        return numbers[g].band if g in numbers else c.band
+
+    def effect(g: str) -> float | None:
+        return numbers[g].effect if g in numbers else c.effect
+    if any(band(g) is None for g, _ in groups):
         return DIRECTION_ONLY, ""
-    outside = [(g, e) for g, e in groups if e.hi_adj < b.low or e.lo_adj > b.high]
+    outside = [(g, e) for g, e in groups if e.hi_adj < band(g).low or e.lo_adj > band(g).high]
     if outside:
         return DISAGREE, outside[0][0]
 
-    def inside(e: "Estimate") -> bool:
+    def inside(g: str, e: "Estimate") -> bool:
         lo, hi = (e.lo_eq, e.hi_eq) if c.equivalence else (e.lo, e.hi)
-        return b.low <= lo and hi <= b.high
-    undecided = [(g, e) for g, e in groups if not inside(e)]
+        return band(g).low <= lo and hi <= band(g).high
+    undecided = [(g, e) for g, e in groups if not inside(g, e)]
     if not undecided:
-        closest = min(groups, key=lambda ge: min(ge[1].lo - b.low, b.high - ge[1].hi))
+        closest = min(groups, key=lambda ge: min(ge[1].lo - band(ge[0]).low, band(ge[0]).high - ge[1].hi))
         return AGREE, closest[0]
-    g, e = undecided[0]
-    eff = c.effect
-    if eff is not None and any((x.hi - x.lo) > eff for _, x in undecided):
-        g = next(gg for gg, x in undecided if (x.hi - x.lo) > eff)
-        return UNDERPOWERED, g
-    return INCONCLUSIVE, g
+    wide = [g for g, x in undecided if effect(g) is not None and (x.hi - x.lo) > effect(g)]
+    if wide:
+        return UNDERPOWERED, wide[0]
+    return INCONCLUSIVE, undecided[0][0]
 
 
 def direction(c: Claim, groups: list[tuple[str, "Estimate"]]) -> tuple[str, str]:

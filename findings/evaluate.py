@@ -18,7 +18,7 @@ import polars as pl
 from pipeline import derived
 
 from .claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, LAB_CHECK, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
-                    NOT_REPRODUCIBLE, OUTCOME, UNDERPOWERED, Claim, direction, finite, holds, magnitude)
+                    NOT_REPRODUCIBLE, OUTCOME, UNDERPOWERED, Claim, PaperNumber, direction, finite, holds, magnitude)
 from .measure import Facts, Group, Measure
 from . import hosts
 from .provenance import runs_per_group
@@ -55,14 +55,15 @@ def ci_text(value: float | None, lo: float | None, hi: float | None) -> str:
 
 def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimate | None = None, n_groups: int = 0,
          group: str = "", detail: str = "", underpowered: bool = False, ns: list[int] | None = None,
-         checks: tuple[str, ...] | None = None, excluded: str = "") -> dict:
-    b = c.band
+         checks: tuple[str, ...] | None = None, excluded: str = "", number: PaperNumber | None = None) -> dict:
+    b = number.band if number else c.band
     d = c.direction
     return {"id": c.id, "paper": c.paper, "kind": c.kind, "basis": c.basis, "basis_reason": c.basis_reason,
             "claim": c.entry.quote, "source": c.entry.where,
-            "says": c.entry.says, "paper_value": finite(c.entry.paper_value),
-            "paper_text": c.entry.paper_text, "band_low": b.low if b else None, "band_high": b.high if b else None,
-            "tolerance": c.tolerance, "direction": d.text(c.unit) if d else "", "statistic": c.statistic,
+            "says": c.entry.says, "paper_value": finite(number.value if number else c.entry.paper_value),
+            "paper_text": f"{group}: {number.text}" if number else c.entry.paper_text,
+            "band_low": b.low if b else None, "band_high": b.high if b else None,
+            "tolerance": b.rule if number else c.tolerance, "direction": d.text(c.unit) if d else "", "statistic": c.statistic,
             "unit": c.unit, "config": c.config, "checks": ", ".join(c.checks if checks is None else checks),
             "group": group,
             "our_value": finite(est.value) if est else None, "ci_low": finite(est.lo) if est else None,
@@ -93,12 +94,19 @@ def group_checks(c: Claim, g: Group) -> tuple[str, ...]:
 
 
 def failing(ids: tuple[str, ...], checks: dict[str, dict]) -> list[str]:
-    """Of ``ids``, the checks that do not hold here, each with its verdict and reason."""
+    """Of ``ids``, the checks that do not hold here, each with its verdict and reason. An
+    id ``check@group`` names one compared group of a check (a paper's statement computed
+    per table or carrier: the group a claim's runs share conditions with)."""
     out = []
     for k in ids:
-        r = checks.get(k)
+        cid, _, label = k.partition("@")
+        r = checks.get(cid)
+        if r is not None and label:
+            g = r.get("_groups", {}).get(label)
+            r = None if g is None else {"magnitude_verdict": g["magnitude"], "direction_verdict": g["direction"],
+                                        "reason": f"{label}: {ci_text(g['value'], g['ci_low'], g['ci_high'])}"}
         if r is None:
-            out.append(f"{k}: unknown check")
+            out.append(f"{k}: unknown check" if checks.get(cid) is None else f"{k}: no such group of the check")
         elif not holds(r):
             v = r["magnitude_verdict"] if r["magnitude_verdict"] != DIRECTION_ONLY else f"direction {r['direction_verdict']}"
             out.append(f"{k} ({v}{': ' + _short(r['reason']) if r['reason'] else ''})")
@@ -124,6 +132,7 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
     if not m.groups:
         return _row(c, NO_DATA, NO_DATA, m.missing or "no runs for this claim", detail=m.note), []
     done, short = group_estimates(c, m, resamples)
+    numbers = {g.label: g.number for g in m.groups if g.number is not None}
     rests_on = {g.label: group_checks(c, g) for g in m.groups}
     all_checks = tuple(dict.fromkeys(k for ids in rests_on.values() for k in ids))
     gated = {g.label: failing(rests_on[g.label], checks) for g, _ in done} if checks is not None else {}
@@ -132,7 +141,7 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
         if gated.get(g.label):
             mv = dv = NOT_COMPARABLE
         else:
-            mv, _ = magnitude(c, [(g.label, e)])
+            mv, _ = magnitude(c, [(g.label, e)], numbers)
             dv, _ = direction(c, [(g.label, e)])
         parts.append(f"{g.label}: {ci_text(e.value, e.lo, e.hi)}, n = {e.n}, magnitude {mv}, direction {dv}")
         grows.append({"id": c.id, "paper": c.paper, "kind": c.kind, "group": g.label, "value": finite(e.value),
@@ -155,31 +164,32 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
                     f"the conditions its groups were measured under do not hold here: {excluded}", e0, len(done),
                     done[0][0].label, detail, ns=[e.n for _, e in done], checks=all_checks, excluded=excluded), grows
     ns = [e.n for _, e in judged]
-    mv, mg = magnitude(c, judged)
+    mv, mg = magnitude(c, judged, numbers)
     dv, dg = direction(c, judged)
     label = mg or dg or judged[0][0]
     est = dict(judged)[label]
-    reason = _reason(c, mv, dv, label, est, len(judged))
+    reason = _reason(c, mv, dv, label, est, len(judged), numbers.get(label))
     if excluded:
         reason = join_sentences(f"judged on the {len(judged)} of {len(done)} groups whose conditions hold here; not "
                                 f"comparable: {excluded}", reason)
     return _row(c, mv, dv, reason, est, len(judged), label, detail, underpowered=mv == UNDERPOWERED, ns=ns,
-                checks=all_checks, excluded=excluded), grows
+                checks=all_checks, excluded=excluded, number=numbers.get(label)), grows
 
 
 def join_sentences(*parts: str) -> str:
     return ". ".join(p.rstrip(". ") for p in parts if p)
 
 
-def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, k: int) -> str:
-    b = c.band
+def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, k: int, number: PaperNumber | None = None) -> str:
+    b = number.band if number else c.band
     ours = f"{label}: our 95 % CI {ci_text(e.value, e.lo, e.hi)}"
     if mv in (AGREE, DIRECTION_ONLY) and dv in (AGREE, NO_DIRECTION):
         return ""
     if mv == DIRECTION_ONLY:
         lead = f"{ours} ({'every group on the paper’s side' if dv == AGREE else dv})"
     elif mv == UNDERPOWERED:
-        lead = (f"{ours} is wider ({_fmt(e.hi - e.lo)}) than the paper's effect ({_fmt(c.effect)}): more runs are "
+        eff = number.effect if number else c.effect
+        lead = (f"{ours} is wider ({_fmt(e.hi - e.lo)}) than the paper's effect ({_fmt(eff)}): more runs are "
                 f"needed to decide")
     elif mv == "disagree":
         lo, hi = (e.lo_adj, e.hi_adj) if k > 1 else (e.lo, e.hi)
@@ -201,14 +211,15 @@ def evaluate(claims: list[Claim], facts: Facts | None, resamples: int = RESAMPLE
     for c in claims:
         if c.is_check:
             done[c.id] = evaluate_claim(c, facts, None, resamples)
-            check_rows[c.id] = done[c.id][0]
+            check_rows[c.id] = {**done[c.id][0], "_groups": {g["group"]: g for g in done[c.id][1]}}
     rows, group_rows = [], []
     for c in claims:
         row, g = done[c.id] if c.id in done else evaluate_claim(c, facts, check_rows, resamples)
         group_rows += g
         if c.kind != LAB_CHECK:
             rows.append(row)
-    check_rows = {k: r for k, r in check_rows.items() if r["kind"] == LAB_CHECK}
+    check_rows = {k: {c: v for c, v in r.items() if c != "_groups"} for k, r in check_rows.items()
+                  if r["kind"] == LAB_CHECK}
     quick = quick_papers(facts)
     data = facts.provenance if facts is not None else {}
     host_rows = host_checks(facts, {c.paper for c in claims})
@@ -366,10 +377,10 @@ def ungated_failures(findings_t: pl.DataFrame, checks_t: pl.DataFrame, groups_t:
     compared group of any finding: a failing condition must say which verdicts it
     withholds, else it is a finding about the emulator that nobody reads."""
     rows = [*checks_t.to_dicts(), *findings_t.filter(pl.col("kind") != "finding").to_dicts()]
-    rested = {k.strip() for ks in groups_t.filter(pl.col("kind") == "finding")["checks"].drop_nulls().to_list()
-              for k in ks.split(",") if k.strip()}
+    rested = {k.strip().partition("@")[0] for ks in groups_t.filter(pl.col("kind") == "finding")["checks"]
+              .drop_nulls().to_list() for k in ks.split(",") if k.strip()}
     return sorted(r["id"] for r in rows
-                  if r["magnitude_verdict"] not in (NOT_REPRODUCIBLE,) and not holds(r) and r["id"] not in rested)
+                  if r["magnitude_verdict"] not in (NOT_REPRODUCIBLE, NO_DATA) and not holds(r) and r["id"] not in rested)
 
 
 def independent(table: pl.DataFrame) -> pl.DataFrame:

@@ -9,6 +9,7 @@ which also chooses the interval method). Nothing here re-derives a run-level qua
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
@@ -17,6 +18,9 @@ import polars as pl
 from papers import of_campaign
 
 from .provenance import by_paper
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .claim import PaperNumber
 from .stats import Stat
 
 
@@ -28,6 +32,8 @@ class Group:
     # paper's condition statements (the table or figure the claim's number comes from);
     # the group is judged only when every one of them holds (findings.evaluate)
     checks: tuple[str, ...] = ()
+    # the paper's own number for this group, where it prints one per group (claim.PaperNumber)
+    number: "PaperNumber | None" = None
 
 
 @dataclass

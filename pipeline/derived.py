@@ -281,6 +281,22 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "CS244: 'we were able to show that the transition to and from different links would "
                    "work properly'; Raiciu et al.'s video: 'As WiFi and Ethernet are turned back on, the "
                    "total throughput resumes its previous value'."),
+        Definition("run_rtt", "view", """
+            SELECT s.run_id, CASE WHEN s.path ILIKE 'wifi%' THEN 'wifi' ELSE 'cell' END AS side,
+                   count(*) AS rtt_n, min(s.rtt_ms) AS rtt_min_ms, avg(s.rtt_ms) AS rtt_mean_ms,
+                   quantile_cont(s.rtt_ms, 0.1) AS rtt_p10_ms, quantile_cont(s.rtt_ms, 0.5) AS rtt_p50_ms,
+                   quantile_cont(s.rtt_ms, 0.9) AS rtt_p90_ms, max(s.rtt_ms) AS rtt_max_ms,
+                   count(*) FILTER (WHERE s.rtt_ms < 50) AS rtt_below_50ms,
+                   count(*) FILTER (WHERE s.rtt_ms > 100) AS rtt_over_100ms,
+                   count(*) FILTER (WHERE s.rtt_ms >= 50 AND s.rtt_ms <= 200) AS rtt_50_200ms
+            FROM dl_rtt_samples s JOIN main_connections USING (run_id, trace, conn_id)
+            GROUP BY ALL""",
+                   "Per run and path side: the distribution of its Karn-filtered RTT samples (Chen §3.3; "
+                   "§5.1, Fig. 12: 'we record the RTT value of each packet if an ACK is received by the "
+                   "server for a particular packet, excluding retransmitted and timed out packets', the "
+                   "CCDF per interface): their number, minimum, mean, 10th/50th/90th percentiles, maximum, "
+                   "and how many lie below 50 ms, above 100 ms and within 50-200 ms (pooled over runs as "
+                   "Σ count ÷ Σ rtt_n: the share of a CCDF's samples)."),
         Definition("primary_pairs", "view",
                    _pairs("primary_path", ("lte", "wifi"), ("lte", "wifi"), same="congestion_control",
                           extra="a.goodput_mbit / nullif(b.goodput_mbit, 0) AS ratio"),

@@ -215,6 +215,24 @@ def test_a_group_is_judged_only_where_its_conditions_hold():
     assert "cond-8mb: unknown check" in row["reason"] and row["our_value"] is not None
 
 
+def test_a_group_with_its_own_number_is_held_to_its_band():
+    """A table prints one number per column (Table 6's 4 and 8 MB): each group is judged
+    against its own cell's band, the row shows the deciding group's."""
+    from findings.claim import PaperNumber
+    from findings.inventory import Band
+    x = np.asarray([9.8, 10.1, 10.0, 9.9, 10.2])
+    n4 = PaperNumber(10.0, "10 ± 1", Band(8.04, 11.96, "mean ± 1.96 s.e."), 9.0)
+    n8 = PaperNumber(30.0, "30 ± 2", Band(26.08, 33.92, "mean ± 1.96 s.e."), 29.0)
+    groups = [Group("4 MB", {"x": x}, number=n4), Group("8 MB", {"x": x * 2}, number=n8)]
+    c = Claim(entry=entry("ordering", direction="> 1", no_effect=1), measure=lambda f: Measure(groups, mean("x")),
+              statistic="s", config="c")
+    row, grows = evaluate_claim(c, object(), {})
+    assert [g["magnitude"] for g in grows] == [AGREE, DISAGREE]
+    assert row["magnitude_verdict"] == DISAGREE and row["group"] == "8 MB"
+    assert (row["band_low"], row["band_high"], row["paper_value"]) == (26.08, 33.92, 30.0)
+    assert row["paper_text"] == "8 MB: 30 ± 2"
+
+
 def test_a_statement_without_a_number_holds_by_its_direction():
     from findings.claim import holds
     assert holds({"magnitude_verdict": DIRECTION_ONLY, "direction_verdict": AGREE})
