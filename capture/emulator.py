@@ -1,5 +1,6 @@
-"""Link emulation per path: the project's ``linkem`` (delay, jitter, loss, rate/trace,
-queue, outages) or, when it is not built, tbf for rate-only profiles.
+"""Link emulation per path: the project's ``linkem`` (delay, jitter, loss, link-layer
+retransmission, rate/trace, queue, outages) or, when it is not built, tbf for rate-only
+profiles.
 
 A link profile (campaign YAML ``scenarios.<name>.<path>``) is a dict. Top-level keys
 apply to both directions, ``down`` (server→client) and ``up`` override them::
@@ -9,6 +10,11 @@ apply to both directions, ``down`` (server→client) and ``up`` override them::
 
 ``rtt_ms`` is shorthand for ``delay_ms = rtt_ms / 2`` each way. ``loss`` is a
 Bernoulli probability or a dict in linkem's format (``model: gilbert_elliott`` …).
+``llr: {delay_ms: 8, retries: 4}`` (linkem's link-layer retransmission, as a cellular
+radio's RLC) makes ``loss`` the radio's loss per attempt: a lost frame is resent
+``delay_ms`` later, up to ``retries`` times, and dropped only when every attempt is lost::
+
+    {rate_mbit: 8, rtt_ms: 60, queue_bytes: 100000, down: {loss: 0.05, llr: {delay_ms: 8, retries: 4}}}
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ def needs_linkem(profile: dict) -> bool:
         loss = s.get("loss")
         if isinstance(loss, dict) or (loss and float(loss) > 0):
             return True
-        if s.get("queue_packets"):
+        if s.get("queue_packets") or s.get("llr"):
             return True
     return False
 
@@ -46,6 +52,8 @@ def linkem_config(profile: dict, seed: int, base_dir: Path | None = None) -> dic
         c: dict = {"delay_ms": float(s.get("delay_ms", 0)), "jitter_ms": float(s.get("jitter_ms", 0))}
         loss = s.get("loss", 0)
         c["loss"] = dict(loss) if isinstance(loss, dict) else {"model": "bernoulli", "p": float(loss)}
+        if s.get("llr"):
+            c["llr"] = {"delay_ms": float(s["llr"]["delay_ms"]), "retries": int(s["llr"]["retries"])}
         if "trace" in s:
             t = Path(s["trace"])
             if not t.is_absolute() and base_dir is not None:
@@ -133,7 +141,7 @@ def choose_kind(profile: dict, force_tbf: bool = False) -> str:
         return "linkem"
     if needs_linkem(profile):
         raise CommandError(
-            f"link profile {profile} needs delay/jitter/loss/trace/outages, which only linkem "
+            f"link profile {profile} needs delay/jitter/loss/llr/trace/outages, which only linkem "
             f"provides (no netem in this kernel), and {LINKEM.relative_to(REPO)} is not built "
             f"(make linkem)")
     return "tbf"

@@ -59,7 +59,7 @@ _PROFILES_V = jsonschema.Draft7Validator({**SCHEMA, "$ref": "#/definitions/profi
 STALL_RETRY = {"late_ms": 5.0, "repeats": 2}
 
 # Link profile keys (capture/emulator.py maps them onto linkem or tbf).
-DIRECTION_KEYS = {"delay_ms", "jitter_ms", "loss", "rate_mbit", "trace", "queue_bytes",
+DIRECTION_KEYS = {"delay_ms", "jitter_ms", "loss", "llr", "rate_mbit", "trace", "queue_bytes",
                   "queue_packets", "outages"}
 PROFILE_KEYS = DIRECTION_KEYS | {"rtt_ms", "down", "up"}
 
@@ -320,6 +320,9 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
                 if part and "delay_ms" in part and "rtt_ms" in part:
                     raise CampaignError(f"{source}: scenarios.{name}.{p}{'.' + d if d else ''}: give delay_ms or rtt_ms, not both")
             for d in ("down", "up"):
+                if "llr" in direction(prof, d) and "loss" not in direction(prof, d):
+                    raise CampaignError(f"{source}: scenarios.{name}.{p}.{d}: llr retransmits what the radio "
+                                        "loses: give that direction a loss (0 for none)")
                 tr = (prof.get(d) or {}).get("trace") or prof.get("trace")
                 if tr and not ((base_dir or Path.cwd()) / tr).is_file():
                     raise CampaignError(f"{source}: scenarios.{name}.{p}: trace file {tr!r} not found")

@@ -239,6 +239,10 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "departure_s": pl.Float64,  # null when dropped
         "dropped": pl.Boolean,
         "reason": pl.Utf8,  # null, or why it was dropped: "loss", "queue", "outage"
+        # transmissions on the emulated link: 1 + link-layer retransmissions when forwarded
+        # (1 = none), 1 + retries for a loss drop with llr (1 without), 0 for queue/outage
+        # drops; null in logs written before linkem counted them
+        "attempts": pl.Int32,
     },
     "problems": {
         "run_id": pl.Utf8,

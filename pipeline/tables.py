@@ -514,6 +514,8 @@ def metadoc_columns() -> tuple[str, ...]:
 
 LINKEM_COLUMNS = {"direction": pl.Utf8, "packet_id": pl.Int64, "size_bytes": pl.Int64, "arrival_s": pl.Float64,
                   "departure_s": pl.Float64, "dropped": pl.Int64, "reason": pl.Utf8}
+# Columns linkem added later: a log written before one existed loads with it null.
+LINKEM_LATER_COLUMNS = {"attempts": pl.Int64}
 
 
 def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
@@ -526,7 +528,7 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
             problems.append(problem(run_id, str(f), "load", f"emulator log is {what}, not a regular file; skipped"))
             continue
         try:
-            df = pl.read_csv(f, schema_overrides=LINKEM_COLUMNS, infer_schema=False)
+            df = pl.read_csv(f, schema_overrides={**LINKEM_COLUMNS, **LINKEM_LATER_COLUMNS}, infer_schema=False)
         except Exception as e:  # polars' errors carry pages of hints: keep the first line
             problems.append(problem(run_id, str(f), "load", f"unreadable emulator log: {_first_line(e)}"))
             continue
@@ -534,13 +536,17 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
         if missing:
             problems.append(problem(run_id, str(f), "load", f"not a linkem log: no column {', '.join(missing)}"))
             continue
+        df = df.with_columns(pl.lit(None, t).alias(c) for c, t in LINKEM_LATER_COLUMNS.items() if c not in df.columns)
+        # a forwarded frame was sent at least once; a dropped one may never have been (queue, outage)
         good = (pl.col("direction").is_in(schema.DIRECTIONS) & pl.col("packet_id").is_not_null()
                 & pl.col("arrival_s").is_not_null() & pl.col("dropped").is_in([0, 1])
-                & (pl.col("departure_s").is_null() | (pl.col("departure_s") >= pl.col("arrival_s"))))
+                & (pl.col("departure_s").is_null() | (pl.col("departure_s") >= pl.col("arrival_s")))
+                & (pl.col("attempts").is_null() | (pl.col("attempts") >= 1 - pl.col("dropped"))))
         n_bad = df.filter(~good.fill_null(False)).height
         if n_bad:
             problems.append(problem(run_id, str(f), "load", f"{n_bad} of {df.height} rows are not valid linkem "
-                                                            "records (direction, times, dropped flag); skipped"))
+                                                            "records (direction, times, dropped flag, attempts); "
+                                                            "skipped"))
         # linkem writes rows as packets complete, not in arrival order
         df = df.filter(good.fill_null(False)).sort("direction", "packet_id")
         frames.append(df.with_columns(

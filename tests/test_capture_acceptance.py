@@ -99,7 +99,8 @@ def test_loss_matches_linkem_log(run):
         addr = meta["paths"][p]["client_addr"]
         log_rows = (d / f"linkem-{p}.csv").read_text().splitlines()
         header = log_rows[0].split(",")
-        assert header == ["direction", "packet_id", "size_bytes", "arrival_s", "departure_s", "dropped", "reason"]
+        assert header == ["direction", "packet_id", "size_bytes", "arrival_s", "departure_s", "dropped", "reason",
+                          "attempts"]
         dropped, reasons = Counter(), Counter()
         for line in log_rows[1:]:
             f = dict(zip(header, line.split(",")))

@@ -262,3 +262,41 @@ def test_interrupted_campaign_writes_its_status(tmp_path, monkeypatch):
     assert sorted(calls) == status["missing"]
     status = json.loads((tmp_path / "o" / "t" / "campaign-status.json").read_text())
     assert not status["interrupted"] and not status["missing"] and len(status["ok"]) == 4
+
+
+LLR_PROFILE = {"rate_mbit": 8, "rtt_ms": 60, "queue_bytes": 100000,
+               "down": {"loss": 0.05, "llr": {"delay_ms": 8, "retries": 4}}}
+
+
+def test_llr_profile_reaches_linkem_and_needs_it():
+    from capture.emulator import CommandError, choose_kind, linkem_config, needs_linkem
+    doc = copy.deepcopy(BASE)
+    doc["scenarios"]["s1"]["lte"] = copy.deepcopy(LLR_PROFILE)
+    prof = next(s for s in expand(validate(doc)) if s.mode == "MP-2").profiles["lte"]
+    cfg = linkem_config(prof, seed=9)
+    assert cfg["down"]["loss"] == {"model": "bernoulli", "p": 0.05}
+    assert cfg["down"]["llr"] == {"delay_ms": 8.0, "retries": 4}
+    assert "llr" not in cfg["up"] and cfg["up"]["loss"] == {"model": "bernoulli", "p": 0.0}
+    assert cfg["down"]["delay_ms"] == 30.0 and cfg["down"]["rate_mbit"] == 8.0
+    # tbf cannot retransmit: even with the loss moved out, llr alone needs linkem
+    assert needs_linkem({"rate_mbit": 8, "down": {"loss": 0, "llr": {"delay_ms": 8, "retries": 4}}})
+    assert not needs_linkem({"rate_mbit": 8, "down": {"loss": 0}})
+    with pytest.raises(CommandError, match="llr"):
+        choose_kind({"rate_mbit": 8, "down": {"loss": 0, "llr": {"delay_ms": 8, "retries": 4}}}, force_tbf=True)
+
+
+def test_llr_errors_name_the_field():
+    def with_lte(**down):
+        def mut(d):
+            d["scenarios"]["s1"]["lte"] = {"rate_mbit": 8, "rtt_ms": 60, "down": down}
+        return mut
+    assert "scenarios.s1.lte.down.llr" in bad(with_lte(loss=0.05, llr={"delay_ms": 8, "retries": 0}))
+    assert "scenarios.s1.lte.down.llr" in bad(with_lte(loss=0.05, llr={"delay_ms": -1, "retries": 2}))
+    msg = bad(with_lte(loss=0.05, llr={"delay_ms": 8, "tries": 2}))
+    assert "scenarios.s1.lte.down.llr" in msg and "tries" in msg
+    msg = bad(with_lte(llr={"delay_ms": 8, "retries": 2}))
+    assert "scenarios.s1.lte.down" in msg and "loss" in msg
+    # loss 0 is a loss: llr then never acts (a sweep over the loss may include it)
+    d = copy.deepcopy(BASE)
+    with_lte(loss=0, llr={"delay_ms": 8, "retries": 2})(d)
+    validate(d)

@@ -54,6 +54,7 @@ def test_run_folder_tables(run_dir, tmp_path):
     assert lt["packet_id"].to_list() == [1, 2, 1] and lt["path"].unique().to_list() == ["wifi"]
     assert lt["dropped"].to_list() == [False, True, False]
     assert lt["reason"].to_list()[1] == "loss"
+    assert lt["attempts"].to_list() == [None, None, None]  # a log from before linkem counted attempts
     assert t["app_latency"]["delay_ms"].to_list() == pytest.approx([20.5, 25.0], abs=1e-6)
     assert t["problems"].height == 0
 
@@ -63,6 +64,25 @@ def test_run_folder_tables(run_dir, tmp_path):
     assert con.execute("select count(*) from app_latency").fetchone()[0] == 2
     assert con.execute("select download_time_s from connections where vantage='client'").fetchone()[0] == \
         pytest.approx(0.182)
+
+
+def test_link_truth_attempts(tmp_path):
+    """linkem's attempts column (link-layer retransmission) is loaded as written; a row
+    that says a forwarded frame was never sent is not linkem's and is skipped."""
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "linkem-lte.csv").write_text(
+        "direction,packet_id,size_bytes,arrival_s,departure_s,dropped,reason,attempts\n"
+        "down,0,1514,10.0,10.031,0,,1\n"
+        "down,1,1514,10.001,10.047,0,,3\n"
+        "down,2,1514,10.002,,1,loss,5\n"
+        "down,3,1514,10.003,,1,queue,0\n"
+        "down,4,1514,10.004,10.05,0,,0\n")
+    lt, problems = tables.link_truth(d, "r")
+    assert lt["packet_id"].to_list() == [0, 1, 2, 3]
+    assert lt["attempts"].to_list() == [1, 3, 5, 0]
+    assert lt.schema["attempts"] == tables.schema.TABLES["link_truth"]["attempts"]
+    assert len(problems) == 1 and "1 of 5 rows are not valid linkem records" in problems[0]["reason"]
 
 
 def test_tables_cli_writes_parquet_atomically(run_dir, tmp_path):

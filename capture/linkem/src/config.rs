@@ -1,6 +1,6 @@
 //! CONFIG.json parsing and validation. Every error names the offending field.
 
-use crate::core::{DirConfig, JitterDist, LossModel, Rate};
+use crate::core::{DirConfig, JitterDist, Llr, LossModel, Rate};
 use crate::trace::Trace;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -87,6 +87,24 @@ fn parse_loss(v: &Value, p: &str) -> R<LossModel> {
     }
 }
 
+/// `llr: {"delay_ms": D, "retries": N}`. It resends what the loss model
+/// loses, so it needs one (`bernoulli` with p = 0 is one: llr then never acts).
+fn parse_llr(v: &Value, p: &str, loss: &LossModel) -> R<Llr> {
+    let f = format!("{}llr", p);
+    let obj = v.as_object().ok_or_else(|| format!("{}: must be an object {{\"delay_ms\": D, \"retries\": N}}", f))?;
+    check_keys(obj, &format!("{}.", f), &["delay_ms", "retries"])?;
+    let field = |k: &str| format!("{}.{}", f, k);
+    let delay = num(obj.get("delay_ms").ok_or_else(|| format!("{}: missing", field("delay_ms")))?, &field("delay_ms"), 0.0, 1e7)?;
+    let retries = pos_int(obj.get("retries").ok_or_else(|| format!("{}: missing", field("retries")))?, &field("retries"))?;
+    if retries > 1000 {
+        return err(&field("retries"), "must be at most 1000");
+    }
+    if matches!(loss, LossModel::None) {
+        return err(&f, "needs a loss model (the radio loss it retransmits): give loss");
+    }
+    Ok(Llr { delay_ns: ms_to_ns(delay), retries: retries as u32 })
+}
+
 fn resolve_trace(s: &str, config_dir: Option<&Path>) -> std::path::PathBuf {
     let p = Path::new(s);
     if p.is_absolute() || p.exists() {
@@ -107,7 +125,7 @@ fn parse_dir(v: &Value, name: &str, config_dir: Option<&Path>) -> R<DirConfig> {
     check_keys(
         obj,
         &p,
-        &["delay_ms", "jitter_ms", "jitter_dist", "reorder", "loss", "rate_mbit", "trace", "queue_bytes", "queue_packets", "outages"],
+        &["delay_ms", "jitter_ms", "jitter_dist", "reorder", "loss", "llr", "rate_mbit", "trace", "queue_bytes", "queue_packets", "outages"],
     )?;
     let mut c = DirConfig::default();
     if let Some(v) = obj.get("delay_ms") {
@@ -128,6 +146,9 @@ fn parse_dir(v: &Value, name: &str, config_dir: Option<&Path>) -> R<DirConfig> {
     }
     if let Some(v) = obj.get("loss") {
         c.loss = parse_loss(v, &p)?;
+    }
+    if let Some(v) = obj.get("llr") {
+        c.llr = Some(parse_llr(v, &p, &c.loss)?);
     }
     match (obj.get("rate_mbit"), obj.get("trace")) {
         (Some(_), Some(_)) => return err(&format!("{}rate_mbit", p), "rate_mbit and trace are mutually exclusive"),
@@ -213,6 +234,12 @@ mod tests {
         assert_eq!(c.up.queue_packets, Some(100));
         assert!(matches!(c.down.rate, Rate::Fixed(r) if r == 20e6));
         assert!(parse("{}", None).is_ok());
+        assert!(c.down.llr.is_none());
+        let c = parse(r#"{"down": {"loss": {"model": "bernoulli", "p": 0.05}, "llr": {"delay_ms": 8.5, "retries": 4}}}"#, None).unwrap();
+        assert_eq!(c.down.llr, Some(Llr { delay_ns: 8_500_000, retries: 4 }));
+        assert!(c.up.llr.is_none());
+        // p = 0 is a loss model: llr never acts, but the config is valid (a sweep over p)
+        assert!(parse(r#"{"up": {"loss": {"model": "bernoulli", "p": 0}, "llr": {"delay_ms": 0, "retries": 1}}}"#, None).is_ok());
     }
     #[test]
     fn errors_name_the_field() {
@@ -227,6 +254,16 @@ mod tests {
             (r#"{"down": {"trace": "/nonexistent.trace"}}"#, "down.trace"),
             (r#"{"seed": -1}"#, "seed"),
             (r#"{"sideways": {}}"#, "sideways"),
+            (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": {"delay_ms": -1, "retries": 2}}}"#, "down.llr.delay_ms"),
+            (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": {"delay_ms": 8, "retries": 0}}}"#, "down.llr.retries"),
+            (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": {"delay_ms": 8, "retries": 2.5}}}"#, "down.llr.retries"),
+            (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": {"delay_ms": 8, "retries": 5000}}}"#, "down.llr.retries"),
+            (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": {"delay_ms": 8}}}"#, "down.llr.retries"),
+            (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": {"retries": 2}}}"#, "down.llr.delay_ms"),
+            (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": {"delay_ms": 8, "tries": 2}}}"#, "down.llr.tries"),
+            (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": 3}}"#, "down.llr"),
+            (r#"{"up": {"llr": {"delay_ms": 8, "retries": 2}}}"#, "up.llr"),
+            (r#"{"up": {"loss": {"model": "none"}, "llr": {"delay_ms": 8, "retries": 2}}}"#, "up.llr"),
         ];
         for (text, field) in cases {
             let e = parse(text, None).unwrap_err();

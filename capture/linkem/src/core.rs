@@ -4,15 +4,33 @@
 //!
 //! On each arrival, in this order:
 //!   1. outage: arriving inside an outage window -> drop "outage";
-//!   2. loss: Bernoulli or Gilbert–Elliott draw -> drop "loss";
+//!   2. loss: Bernoulli or Gilbert–Elliott draw -> drop "loss". With
+//!      link-layer retransmission (`llr`) the loss model is the radio's loss
+//!      per transmission attempt: the frame is tried up to 1 + retries times,
+//!      each attempt drawing loss (a Gilbert–Elliott chain moves once per
+//!      attempt); lost on every attempt -> drop "loss" (residual loss), else
+//!      it goes on with its number of attempts k;
 //!   3. drop-tail queue: if the bottleneck queue (packets that arrived and
 //!      have not yet left the bottleneck) would exceed its byte or packet
 //!      limit -> drop "queue";
 //!   4. bottleneck: the packet leaves the bottleneck after serialisation at a
 //!      fixed rate (FIFO, work-conserving), or at the trace delivery
-//!      opportunity that carries its last byte; unlimited rate = at once;
-//!   5. propagation delay + jitter; without `reorder` the departure is
-//!      max(computed, previous departure) so packets never overtake.
+//!      opportunity that carries its last byte; unlimited rate = at once.
+//!      A frame tried k times is serialised k times (radio retransmissions
+//!      use air time, so radio loss costs capacity), all at its turn in the
+//!      FIFO; it counts once (its bytes, one packet) in the queue until then;
+//!   5. the k - 1 retransmission waits (`llr.delay_ms` each: the RLC/HARQ
+//!      round) + propagation delay + jitter. The waits do not hold the
+//!      bottleneck: it serves the next frames meanwhile (LTE runs parallel
+//!      HARQ processes). Without `reorder` the departure is
+//!      max(computed, previous departure), so packets never overtake: frames
+//!      behind a retransmitted one wait for it (in-sequence delivery, as RLC
+//!      acknowledged mode does).
+//! So on an idle link a frame tried k times leaves at
+//! arrival + k * serialisation + (k - 1) * llr delay + delay (+ jitter).
+//! A frame lost on every attempt is dropped on arrival like a plain loss: it
+//! takes no queue place and no bottleneck time (the air time of its failed
+//! attempts is not charged; residual loss is p^(1 + retries), rare).
 //! Rate and queue accounting use the L3 size (frame length minus the 14-byte
 //! Ethernet header), so a 1500-byte IP packet uses exactly one trace
 //! opportunity, as in Mahimahi.
@@ -41,11 +59,22 @@ impl Reason {
     }
 }
 
+/// What became of a frame, with its number of transmission attempts on the
+/// emulated link: 0 for queue and outage drops (never sent), 1 + retries for
+/// a loss drop with `llr` (1 without), k >= 1 for a forwarded frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    Drop(Reason),
-    /// Departure time from the emulator (ns since start).
-    Forward(i64),
+    Drop(Reason, u32),
+    /// Departure time from the emulator (ns since start), attempts.
+    Forward(i64, u32),
+}
+
+/// Link-layer retransmission: a frame the loss model loses is resent
+/// `delay_ns` later, up to `retries` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Llr {
+    pub delay_ns: i64,
+    pub retries: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -76,6 +105,8 @@ pub struct DirConfig {
     pub jitter_dist: JitterDist,
     pub reorder: bool,
     pub loss: LossModel,
+    /// Link-layer retransmission of frames the loss model loses (None: they are dropped).
+    pub llr: Option<Llr>,
     pub rate: Rate,
     pub queue_bytes: Option<u64>,
     pub queue_packets: Option<u64>,
@@ -93,6 +124,7 @@ impl Default for DirConfig {
             jitter_dist: JitterDist::Uniform,
             reorder: false,
             loss: LossModel::None,
+            llr: None,
             rate: Rate::Unlimited,
             queue_bytes: None,
             queue_packets: None,
@@ -108,6 +140,11 @@ pub struct Counters {
     pub loss: u64,
     pub queue: u64,
     pub outage: u64,
+    /// Link-layer retransmissions: attempts beyond the first, of the frames
+    /// forwarded and of those lost on every attempt.
+    pub retransmissions: u64,
+    /// Forwarded frames that needed at least one retransmission.
+    pub retransmitted: u64,
 }
 
 pub struct DirectionCore {
@@ -221,13 +258,27 @@ impl DirectionCore {
         }
     }
 
-    fn bottleneck(&mut self, t_ns: i64, bytes: u64) -> i64 {
+    /// Transmission attempts until one is not lost: Ok(k), or Err(attempts)
+    /// when every attempt allowed was lost. Without `llr` one attempt.
+    fn attempts(&mut self) -> Result<u32, u32> {
+        let tries = self.cfg.llr.map_or(1, |l| 1 + l.retries);
+        for k in 1..=tries {
+            if !self.lost() {
+                return Ok(k);
+            }
+        }
+        Err(tries)
+    }
+
+    /// When a frame of `bytes` arriving at `t_ns` and sent `attempts` times
+    /// (back to back, at its turn) leaves the bottleneck.
+    fn bottleneck(&mut self, t_ns: i64, bytes: u64, attempts: u32) -> i64 {
         match &self.cfg.rate {
             Rate::Unlimited => t_ns,
             Rate::Fixed(bps) => {
                 let ser = ((bytes as f64) * 8.0 * 1e9 / bps).round() as i64;
                 let start = self.tail_ns.max(t_ns);
-                self.tail_ns = start + ser;
+                self.tail_ns = start + ser * attempts as i64;
                 self.tail_ns
             }
             Rate::Trace(tr) => {
@@ -242,7 +293,7 @@ impl DirectionCore {
                     self.opp_left = OPPORTUNITY_BYTES;
                     self.opp_valid = true;
                 }
-                let mut rem = bytes;
+                let mut rem = bytes * attempts as u64;
                 loop {
                     let take = rem.min(self.opp_left as u64);
                     rem -= take;
@@ -274,12 +325,16 @@ impl DirectionCore {
         self.counters.arrived += 1;
         if self.in_outage(t_ns) {
             self.counters.outage += 1;
-            return Verdict::Drop(Reason::Outage);
+            return Verdict::Drop(Reason::Outage, 0);
         }
-        if self.lost() {
-            self.counters.loss += 1;
-            return Verdict::Drop(Reason::Loss);
-        }
+        let k = match self.attempts() {
+            Ok(k) => k,
+            Err(tries) => {
+                self.counters.loss += 1;
+                self.counters.retransmissions += tries as u64 - 1;
+                return Verdict::Drop(Reason::Loss, tries);
+            }
+        };
         let bytes = frame_len.saturating_sub(ETH_HLEN).max(1) as u64;
         self.expire(t_ns);
         let qp = self.cfg.queue_packets.or(if self.cfg.queue_bytes.is_none() { Some(DEFAULT_QUEUE_PACKETS) } else { None });
@@ -287,19 +342,24 @@ impl DirectionCore {
         let over_b = self.cfg.queue_bytes.map_or(false, |l| self.q_bytes + bytes > l);
         if over_p || over_b {
             self.counters.queue += 1;
-            return Verdict::Drop(Reason::Queue);
+            return Verdict::Drop(Reason::Queue, 0);
         }
-        let b = self.bottleneck(t_ns, bytes);
+        let b = self.bottleneck(t_ns, bytes, k);
         if b > t_ns {
             self.inflight.push_back((b, bytes));
             self.q_bytes += bytes;
         }
-        let mut d = b + (self.cfg.delay_ns + self.jitter()).max(0);
+        let waits = self.cfg.llr.map_or(0, |l| l.delay_ns * (k as i64 - 1));
+        let mut d = b + waits + (self.cfg.delay_ns + self.jitter()).max(0);
         if !self.cfg.reorder {
             d = d.max(self.last_departure);
             self.last_departure = d;
         }
         self.counters.forwarded += 1;
-        Verdict::Forward(d)
+        if k > 1 {
+            self.counters.retransmissions += k as u64 - 1;
+            self.counters.retransmitted += 1;
+        }
+        Verdict::Forward(d, k)
     }
 }

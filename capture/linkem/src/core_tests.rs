@@ -12,7 +12,7 @@ fn core(cfg: DirConfig) -> DirectionCore {
 
 fn fwd(v: Verdict) -> i64 {
     match v {
-        Verdict::Forward(d) => d,
+        Verdict::Forward(d, 1) => d,
         other => panic!("expected forward, got {:?}", other),
     }
 }
@@ -44,12 +44,12 @@ fn fixed_rate_serialisation() {
 fn queue_packet_limit() {
     let mut c = core(DirConfig { rate: Rate::Fixed(12e6), queue_packets: Some(5), ..Default::default() });
     let v: Vec<Verdict> = (0..8).map(|_| c.on_arrival(0, FULL)).collect();
-    assert!(v[..5].iter().all(|x| matches!(x, Verdict::Forward(_))));
-    assert!(v[5..].iter().all(|x| *x == Verdict::Drop(Reason::Queue)));
+    assert!(v[..5].iter().all(|x| matches!(x, Verdict::Forward(_, 1))));
+    assert!(v[5..].iter().all(|x| *x == Verdict::Drop(Reason::Queue, 0)));
     assert_eq!(c.queue_len(0), (7500, 5));
     // After 1 ms one packet has left: room for exactly one more.
-    assert!(matches!(c.on_arrival(MS, FULL), Verdict::Forward(_)));
-    assert_eq!(c.on_arrival(MS, FULL), Verdict::Drop(Reason::Queue));
+    assert!(matches!(c.on_arrival(MS, FULL), Verdict::Forward(_, 1)));
+    assert_eq!(c.on_arrival(MS, FULL), Verdict::Drop(Reason::Queue, 0));
     // Everything drains by 6 ms.
     assert_eq!(c.queue_len(6 * MS), (0, 0));
     assert_eq!(c.counters.queue, 4);
@@ -58,18 +58,18 @@ fn queue_packet_limit() {
 #[test]
 fn queue_byte_limit() {
     let mut c = core(DirConfig { rate: Rate::Fixed(12e6), queue_bytes: Some(4000), ..Default::default() });
-    assert!(matches!(c.on_arrival(0, FULL), Verdict::Forward(_))); // 1500
-    assert!(matches!(c.on_arrival(0, FULL), Verdict::Forward(_))); // 3000
-    assert_eq!(c.on_arrival(0, FULL), Verdict::Drop(Reason::Queue)); // 4500 > 4000
-    assert!(matches!(c.on_arrival(0, 1014), Verdict::Forward(_))); // 3000 + 1000 = 4000 fits
-    assert_eq!(c.on_arrival(0, 15), Verdict::Drop(Reason::Queue));
+    assert!(matches!(c.on_arrival(0, FULL), Verdict::Forward(_, 1))); // 1500
+    assert!(matches!(c.on_arrival(0, FULL), Verdict::Forward(_, 1))); // 3000
+    assert_eq!(c.on_arrival(0, FULL), Verdict::Drop(Reason::Queue, 0)); // 4500 > 4000
+    assert!(matches!(c.on_arrival(0, 1014), Verdict::Forward(_, 1))); // 3000 + 1000 = 4000 fits
+    assert_eq!(c.on_arrival(0, 15), Verdict::Drop(Reason::Queue, 0));
     assert_eq!(c.queue_len(0), (4000, 3));
 }
 
 #[test]
 fn default_queue_is_1000_packets() {
     let mut c = core(DirConfig { rate: Rate::Fixed(1e6), ..Default::default() });
-    let fwd_n = (0..1100).filter(|_| matches!(c.on_arrival(0, 100), Verdict::Forward(_))).count();
+    let fwd_n = (0..1100).filter(|_| matches!(c.on_arrival(0, 100), Verdict::Forward(_, 1))).count();
     assert_eq!(fwd_n, DEFAULT_QUEUE_PACKETS as usize);
 }
 
@@ -131,7 +131,7 @@ fn bernoulli_loss_rate() {
     for p in [0.01, 0.1, 0.5] {
         let mut c = core(DirConfig { loss: LossModel::Bernoulli { p }, ..Default::default() });
         let n = 200_000;
-        let lost = (0..n).filter(|&i| c.on_arrival(i, 100) == Verdict::Drop(Reason::Loss)).count();
+        let lost = (0..n).filter(|&i| c.on_arrival(i, 100) == Verdict::Drop(Reason::Loss, 1)).count();
         let rate = lost as f64 / n as f64;
         let sd = (p * (1.0 - p) / n as f64).sqrt();
         assert!((rate - p).abs() < 5.0 * sd, "p={p} rate={rate}");
@@ -156,7 +156,7 @@ fn gilbert_elliott_loss_rate_and_burstiness() {
         ..Default::default()
     });
     let n = 500_000;
-    let lost: Vec<bool> = (0..n).map(|i| c.on_arrival(i, 100) == Verdict::Drop(Reason::Loss)).collect();
+    let lost: Vec<bool> = (0..n).map(|i| c.on_arrival(i, 100) == Verdict::Drop(Reason::Loss, 1)).collect();
     let rate = lost.iter().filter(|&&x| x).count() as f64 / n as f64;
     let pi_bad = p_gb / (p_gb + p_bg);
     let expect = pi_bad * lb + (1.0 - pi_bad) * lg; // 0.01613
@@ -176,9 +176,9 @@ fn outages_drop_arrivals() {
     for (t, v) in verdicts {
         let down = (t >= 10 * MS && t < 20 * MS) || (t >= 30 * MS && t < 31 * MS);
         if down {
-            assert_eq!(v, Verdict::Drop(Reason::Outage), "t={t}");
+            assert_eq!(v, Verdict::Drop(Reason::Outage, 0), "t={t}");
         } else {
-            assert_eq!(v, Verdict::Forward(t + MS), "t={t}");
+            assert_eq!(v, Verdict::Forward(t + MS, 1), "t={t}");
         }
     }
     assert_eq!(c.counters.outage, 11);
@@ -231,9 +231,9 @@ fn trace_queue_limit() {
     let tr = Trace::from_ms(vec![10]).unwrap();
     let mut c = core(DirConfig { rate: Rate::Trace(tr), queue_packets: Some(3), ..Default::default() });
     let v: Vec<Verdict> = (0..5).map(|_| c.on_arrival(0, FULL)).collect();
-    assert_eq!(v[..3], [Verdict::Forward(10 * MS), Verdict::Forward(20 * MS), Verdict::Forward(30 * MS)]);
-    assert_eq!(v[3], Verdict::Drop(Reason::Queue));
-    assert_eq!(c.on_arrival(10 * MS, FULL), Verdict::Forward(40 * MS));
+    assert_eq!(v[..3], [Verdict::Forward(10 * MS, 1), Verdict::Forward(20 * MS, 1), Verdict::Forward(30 * MS, 1)]);
+    assert_eq!(v[3], Verdict::Drop(Reason::Queue, 0));
+    assert_eq!(c.on_arrival(10 * MS, FULL), Verdict::Forward(40 * MS, 1));
 }
 
 #[test]
@@ -281,6 +281,153 @@ fn min_latency_bounds_every_departure() {
         for i in 0..2000 {
             let t = i * 300_000;
             assert!(fwd(c.on_arrival(t, FULL)) - t >= m);
+        }
+    }
+}
+
+// ---- link-layer retransmission (llr) ----
+
+const LLR_D: i64 = 8 * MS; // retransmission round
+const PROP: i64 = 5 * MS;
+
+fn llr_cfg(loss: LossModel, retries: u32, rate: Rate) -> DirConfig {
+    DirConfig { delay_ns: PROP, loss, llr: Some(Llr { delay_ns: LLR_D, retries }), rate, queue_packets: Some(100_000), ..Default::default() }
+}
+
+/// The attempts of `n` frames, recomputed from the loss stream the core draws
+/// from (seed 42, stream 0, as `core()`): each attempt is lost with
+/// probability p; Some(k) = the k-th attempt got through, None = all 1 + retries lost.
+fn bernoulli_attempts(p: f64, retries: u32, n: usize) -> Vec<Option<u32>> {
+    let mut rng = crate::rng::Rng::new(42, 0);
+    (0..n).map(|_| (1..=1 + retries).find(|_| !rng.chance(p))).collect()
+}
+
+#[test]
+fn llr_without_loss_never_retransmits() {
+    let mut c = core(llr_cfg(LossModel::Bernoulli { p: 0.0 }, 4, Rate::Fixed(12e6)));
+    for i in 0..10 {
+        assert_eq!(c.on_arrival(0, FULL), Verdict::Forward((i + 1) * MS + PROP, 1));
+    }
+    assert_eq!((c.counters.forwarded, c.counters.retransmissions, c.counters.retransmitted), (10, 0, 0));
+}
+
+#[test]
+fn llr_certain_loss_drops_after_every_attempt() {
+    let mut c = core(llr_cfg(LossModel::Bernoulli { p: 1.0 }, 4, Rate::Fixed(12e6)));
+    for _ in 0..20 {
+        assert_eq!(c.on_arrival(0, FULL), Verdict::Drop(Reason::Loss, 5));
+    }
+    assert_eq!(c.queue_len(0), (0, 0)); // residual losses take no queue place
+    let k = &c.counters;
+    assert_eq!((k.arrived, k.forwarded, k.loss, k.retransmissions, k.retransmitted), (20, 0, 20, 80, 0));
+    // Gilbert–Elliott stuck in bad after the first draw: the first frame passes
+    // on its first attempt (good), every later one is lost on all 1 + 2 attempts.
+    let ge = LossModel::GilbertElliott { p_gb: 1.0, p_bg: 0.0, loss_good: 0.0, loss_bad: 1.0 };
+    let mut c = core(llr_cfg(ge, 2, Rate::Unlimited));
+    assert_eq!(c.on_arrival(0, FULL), Verdict::Forward(PROP, 1));
+    for i in 1..5 {
+        assert_eq!(c.on_arrival(i * MS, FULL), Verdict::Drop(Reason::Loss, 3));
+    }
+    assert_eq!((c.counters.loss, c.counters.retransmissions), (4, 8));
+}
+
+#[test]
+fn llr_idle_link_delay_is_attempts_times_serialisation_plus_waits() {
+    let (p, retries, n) = (0.4, 3, 3000);
+    let want = bernoulli_attempts(p, retries, n);
+    for rate in [Rate::Fixed(12e6), Rate::Unlimited] {
+        let ser = if matches!(rate, Rate::Unlimited) { 0 } else { MS }; // 1500 B at 12 Mbit/s
+        let mut c = core(llr_cfg(LossModel::Bernoulli { p }, retries, rate));
+        // 100 ms apart: the link is idle at every arrival (at most 4 ms + 3 x 8 ms + 5 ms per frame)
+        for (i, w) in want.iter().enumerate() {
+            let t = i as i64 * 100 * MS;
+            let expect = match *w {
+                Some(k) => Verdict::Forward(t + k as i64 * ser + (k as i64 - 1) * LLR_D + PROP, k),
+                None => Verdict::Drop(Reason::Loss, 1 + retries),
+            };
+            assert_eq!(c.on_arrival(t, FULL), expect, "frame {i}");
+        }
+        // every case occurs: 1..=4 attempts and residual losses
+        for k in 1..=1 + retries {
+            assert!(want.contains(&Some(k)), "no frame with {k} attempts");
+        }
+        let residual = want.iter().filter(|w| w.is_none()).count() as u64;
+        assert!(residual > 0);
+        let extra: u64 = want.iter().map(|w| w.map_or(retries, |k| k - 1) as u64).sum();
+        let k = &c.counters;
+        assert_eq!((k.loss, k.retransmissions), (residual, extra));
+        assert_eq!(k.retransmitted, want.iter().filter(|w| matches!(w, Some(k) if *k > 1)).count() as u64);
+    }
+}
+
+#[test]
+fn llr_burst_in_order_and_queue_accounting() {
+    let (p, retries, n) = (0.5, 6, 40);
+    let want = bernoulli_attempts(p, retries, n);
+    for reorder in [false, true] {
+        let mut c = core(DirConfig { reorder, ..llr_cfg(LossModel::Bernoulli { p }, retries, Rate::Fixed(12e6)) });
+        // By hand: the frames are serialised k times each, back to back (1 ms
+        // per attempt); each then waits (k - 1) rounds and the propagation
+        // delay; without reorder nobody leaves before the frame ahead of it.
+        let (mut tail, mut last, mut held, mut overtook) = (0, i64::MIN, 0, 0);
+        let mut exits = Vec::new();
+        for (i, w) in want.iter().enumerate() {
+            let v = c.on_arrival(0, FULL);
+            let Some(k) = *w else {
+                assert_eq!(v, Verdict::Drop(Reason::Loss, 1 + retries), "frame {i}");
+                continue;
+            };
+            tail += k as i64 * MS;
+            exits.push(tail);
+            let raw = tail + (k as i64 - 1) * LLR_D + PROP;
+            let dep = if reorder { raw } else { raw.max(last) };
+            held += (raw < last) as u32;
+            overtook += (reorder && raw < last) as u32;
+            last = last.max(dep);
+            assert_eq!(v, Verdict::Forward(dep, k), "frame {i} reorder {reorder}");
+        }
+        // the seed gives frames that would overtake a retransmitted one
+        assert!(held > 0 && (overtook > 0) == reorder);
+        // The queue holds each frame once (1500 B) until its last attempt is serialised.
+        for (i, &b) in exits.iter().enumerate() {
+            let left = (exits.len() - i) as u64;
+            assert_eq!(c.queue_len(b - 1), (1500 * left, left as usize), "before exit {i}");
+        }
+        assert_eq!(c.queue_len(*exits.last().unwrap()), (0, 0));
+    }
+}
+
+#[test]
+fn llr_attempts_use_trace_opportunities() {
+    // Gilbert–Elliott forced to alternate: good (passes, moves to bad), bad
+    // (lost, moves to good), ... so attempt outcomes are pass, lost, pass, lost, ...:
+    // the first frame takes 1 attempt, every later one 2.
+    let ge = LossModel::GilbertElliott { p_gb: 1.0, p_bg: 1.0, loss_good: 0.0, loss_bad: 1.0 };
+    let tr = Trace::from_ms((1..=100).collect()).unwrap(); // one 1500-byte opportunity per ms
+    let mut c = core(DirConfig { queue_packets: Some(3), ..llr_cfg(ge, 3, Rate::Trace(tr)) });
+    // frame 1: opportunity 1; frame 2: 2 and 3; frame 3: 4 and 5; frame 4: queue full
+    // (its attempts were drawn, as for any frame that reaches the queue: lost, pass)
+    assert_eq!(c.on_arrival(0, FULL), Verdict::Forward(MS + PROP, 1));
+    assert_eq!(c.on_arrival(0, FULL), Verdict::Forward(3 * MS + LLR_D + PROP, 2));
+    assert_eq!(c.on_arrival(0, FULL), Verdict::Forward(5 * MS + LLR_D + PROP, 2));
+    assert_eq!(c.on_arrival(0, FULL), Verdict::Drop(Reason::Queue, 0));
+    assert_eq!(c.queue_len(0), (4500, 3));
+    // at 1 ms frame 1 has left: room for one, which takes opportunities 6 and 7
+    assert_eq!(c.on_arrival(MS, FULL), Verdict::Forward(7 * MS + LLR_D + PROP, 2));
+    // a queue drop is no retransmission: 2 + 2 + 1
+    let k = &c.counters;
+    assert_eq!((k.forwarded, k.queue, k.retransmissions, k.retransmitted), (4, 1, 3, 3));
+}
+
+#[test]
+fn llr_keeps_the_latency_bound() {
+    let mut c = core(DirConfig { jitter_ns: 2 * MS, ..llr_cfg(LossModel::Bernoulli { p: 0.3 }, 3, Rate::Fixed(50e6)) });
+    let m = c.min_latency_ns();
+    assert_eq!(m, PROP - 2 * MS); // llr only adds delay: the reader may still sleep this long
+    for i in 0..2000 {
+        let t = i * 300_000;
+        if let Verdict::Forward(d, _) = c.on_arrival(t, FULL) {
+            assert!(d - t >= m);
         }
     }
 }

@@ -36,6 +36,7 @@ struct Item {
     deadline: i64,
     id: u64,
     arrival: i64,
+    attempts: u32,
     data: Vec<u8>,
 }
 impl PartialEq for Item {
@@ -346,12 +347,12 @@ impl Path {
         let id = d.next_id;
         d.next_id += 1;
         match d.core.on_arrival(arrival - clk.start, frame_len) {
-            Verdict::Drop(reason) => {
-                let rec = Record { up: d.up, id, size: frame_len as u32, arrival: arrival + clk.offset, departure: None, reason: Some(reason.as_str()) };
+            Verdict::Drop(reason, attempts) => {
+                let rec = Record { up: d.up, id, size: frame_len as u32, arrival: arrival + clk.offset, departure: None, reason: Some(reason.as_str()), attempts };
                 self.pool.push(buf);
                 self.log.push(rec, now);
             }
-            Verdict::Forward(dep) => d.waiting.push(Item { deadline: dep + clk.start, id, arrival, data: buf }),
+            Verdict::Forward(dep, attempts) => d.waiting.push(Item { deadline: dep + clk.start, id, arrival, attempts, data: buf }),
         }
     }
 
@@ -390,6 +391,7 @@ impl Path {
                 arrival: it.arrival + self.clk.offset,
                 departure: Some(t + self.clk.offset),
                 reason: None,
+                attempts: it.attempts,
             };
             self.pool.push(it.data);
             self.log.push(rec, t);

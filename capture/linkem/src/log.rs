@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 use std::sync::mpsc::{Receiver, Sender};
 
-pub const HEADER: &str = "direction,packet_id,size_bytes,arrival_s,departure_s,dropped,reason\n";
+pub const HEADER: &str = "direction,packet_id,size_bytes,arrival_s,departure_s,dropped,reason,attempts\n";
 
 #[derive(Clone, Copy, Debug)]
 pub struct Record {
@@ -15,6 +15,8 @@ pub struct Record {
     /// Epoch ns, None when dropped.
     pub departure: Option<i64>,
     pub reason: Option<&'static str>,
+    /// Transmission attempts on the emulated link (core::Verdict).
+    pub attempts: u32,
 }
 
 pub const BATCH: usize = 512;
@@ -42,7 +44,7 @@ pub fn format(out: &mut Vec<u8>, r: &Record) {
         }
         None => out.extend_from_slice(b",0,"),
     }
-    out.push(b'\n');
+    let _ = writeln!(out, ",{}", r.attempts);
 }
 
 /// Writes batches until every sender is gone, then flushes.
@@ -103,11 +105,11 @@ mod tests {
     #[test]
     fn csv_lines() {
         let mut out = Vec::new();
-        format(&mut out, &Record { up: false, id: 7, size: 1514, arrival: 1_700_000_000_123_456_789, departure: Some(1_700_000_000_133_456_000), reason: None });
-        format(&mut out, &Record { up: true, id: 8, size: 60, arrival: 1_700_000_001_000_000_400, departure: None, reason: Some("loss") });
+        format(&mut out, &Record { up: false, id: 7, size: 1514, arrival: 1_700_000_000_123_456_789, departure: Some(1_700_000_000_133_456_000), reason: None, attempts: 3 });
+        format(&mut out, &Record { up: true, id: 8, size: 60, arrival: 1_700_000_001_000_000_400, departure: None, reason: Some("loss"), attempts: 5 });
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "down,7,1514,1700000000.123457,1700000000.133456,0,\nup,8,60,1700000001.000000,,1,loss\n"
+            "down,7,1514,1700000000.123457,1700000000.133456,0,,3\nup,8,60,1700000001.000000,,1,loss,5\n"
         );
     }
 }

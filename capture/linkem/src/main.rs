@@ -40,7 +40,11 @@ OPTIONS:
                        the late departures (left > 1 ms after their scheduled
                        time) and the reader's lag (read > 1 ms after the kernel
                        received the frame), each as count, worst, when, and the
-                       list of intervals; linkem's own CPU time
+                       list of intervals; linkem's own CPU time. The counters:
+                       arrived, forwarded, dropped {loss, queue, outage},
+                       retransmissions (llr attempts beyond the first, of the
+                       frames forwarded or lost), retransmitted (forwarded frames
+                       that needed one or more)
   --ready-file PATH    created (empty) once both sockets are open and forwarding
   --rt-prio N          SCHED_FIFO priority of the forwarding thread (default 20;
                        0 = normal scheduling). Falls back with a warning.
@@ -65,6 +69,14 @@ CONFIG (every field optional):
                    {\"model\": \"gilbert_elliott\", \"p_gb\": P, \"p_bg\": P,
                     \"loss_good\": P (default 0), \"loss_bad\": P (default 1)}
                    {\"model\": \"none\"}
+     llr           link-layer retransmission {\"delay_ms\": D, \"retries\": N}
+                   (needs a loss model; retries 1-1000, delay_ms >= 0): the loss
+                   model is then the radio's loss per transmission attempt; a frame
+                   is tried up to 1 + N times, each attempt drawing loss; lost on
+                   every attempt -> dropped (reason loss), else forwarded with
+                   (attempts - 1) * D added to its delay. Each attempt is serialised
+                   at the bottleneck (air time); the waits do not hold it. Without
+                   reorder, frames behind a retransmitted one wait for it (in order).
      rate_mbit     fixed bottleneck rate in Mbit/s (of IP bytes)
      trace         Mahimahi delivery trace file (one ms timestamp per 1500-byte
                    opportunity, looping with period = last timestamp); the path is
@@ -76,16 +88,21 @@ CONFIG (every field optional):
      outages       [[down_s, up_s], ...] seconds since linkem start; frames arriving
                    inside a window are dropped
 
-  Order on arrival: outage -> loss -> queue -> bottleneck -> delay/jitter.
+  Order on arrival: outage -> loss (llr attempts) -> queue -> bottleneck
+  -> llr waits + delay/jitter.
+  Idle link: departure = arrival + attempts * serialisation
+                         + (attempts - 1) * llr delay_ms + delay_ms (+ jitter).
   Rate and queue count the IP bytes (frame length - 14).
 
 LOG (CSV with header):
-  direction,packet_id,size_bytes,arrival_s,departure_s,dropped,reason
+  direction,packet_id,size_bytes,arrival_s,departure_s,dropped,reason,attempts
   direction down/up; packet_id counts arrivals per direction from 0; size_bytes is
   the Ethernet frame length; arrival_s (kernel receive time) and departure_s (time
   of the send call) are Unix epoch seconds with microsecond precision; departure_s
-  empty when dropped; dropped 0/1; reason empty or loss/queue/outage. Rows are in
-  completion order, not sorted.
+  empty when dropped; dropped 0/1; reason empty or loss/queue/outage; attempts =
+  transmissions on the emulated link: 1 + retransmissions for a forwarded frame
+  (1 = none), 1 + retries for a loss drop with llr (1 without), 0 for queue and
+  outage drops (never sent). Rows are in completion order, not sorted.
 
 THREADS: one forwarding thread for both directions (receive rings, departure
   heap, sends), one that writes the log, and the main thread waiting for signals.
@@ -269,8 +286,8 @@ fn main() {
             d.core.lag.worst_ns.max(0) as f64 / 1e6
         );
         eprintln!(
-            "linkem: {}: arrived {} forwarded {} dropped loss {} queue {} outage {}; send errors {}; socket drops {}; unsent at exit {}",
-            d.name, c.arrived, c.forwarded, c.loss, c.queue, c.outage, io.send_errors, io.kernel_drops, io.unsent_at_exit
+            "linkem: {}: arrived {} forwarded {} dropped loss {} queue {} outage {}; link-layer retransmissions {} (of {} forwarded frames); send errors {}; socket drops {}; unsent at exit {}",
+            d.name, c.arrived, c.forwarded, c.loss, c.queue, c.outage, c.retransmissions, c.retransmitted, io.send_errors, io.kernel_drops, io.unsent_at_exit
         );
         js.insert(
             d.name.into(),
@@ -278,6 +295,7 @@ fn main() {
                 "ingress_if": sock_names[if d.name == "down" { 0 } else { 1 }],
                 "arrived": c.arrived, "forwarded": c.forwarded,
                 "dropped": {"loss": c.loss, "queue": c.queue, "outage": c.outage},
+                "retransmissions": c.retransmissions, "retransmitted": c.retransmitted,
                 "send_errors": io.send_errors, "socket_drops": io.kernel_drops, "unsent_at_exit": io.unsent_at_exit,
                 "send_us": {"mean": if io.sends > 0 { io.send_ns as f64 / io.sends as f64 / 1e3 } else { 0.0 },
                             "max": io.max_send_ns as f64 / 1e3},
