@@ -60,6 +60,7 @@ class Facts:
         self.cc_pairs = with_paper(con.sql("SELECT * FROM cc_pairs ORDER BY decoupled_run").pl())
         self.outage_delivery = con.sql("SELECT * FROM outage_delivery ORDER BY run_id, down_s").pl()
         self.delivery = con.sql("SELECT * FROM run_delivery ORDER BY run_id, second, side").pl()
+        self.rtt = con.sql("SELECT * FROM run_rtt ORDER BY run_id, side").pl()
         self.provenance = by_paper(con)
 
     def window_goodput(self, t0: float, t1: float, side: str | None = None) -> pl.DataFrame:
