@@ -94,13 +94,14 @@ def _label(table: str, carrier: str, size: int | str) -> str:
 
 
 def _group(r: pl.DataFrame, design: pl.DataFrame, label: str, column: str, table: str,
-           number: PaperNumber | None = None, **roles) -> Group | None:
+           number: PaperNumber | None = None, figure: bool = True, **roles) -> Group | None:
     """A compared group of per-run values of ``column``, one role per configuration
     ``(carrier, mode, size[, cc])`` of ``table``'s scenarios, resting on every condition of
-    those configurations; None when the campaign did not run one of them."""
+    those configurations (``figure``: conditions.conditions_of); None when the campaign did
+    not run one of them."""
     if any(not _cfg(design, table, *spec).height for spec in roles.values()):
         return None
-    checks = tuple(dict.fromkeys(k for spec in roles.values() for k in conditions_of(table, *spec[:3])))
+    checks = tuple(dict.fromkeys(k for spec in roles.values() for k in conditions_of(table, *spec[:3], figure=figure)))
     return Group(label, {k: values(_cfg(r, table, *spec), column) for k, spec in roles.items()}, checks=checks,
                  number=number)
 
@@ -442,7 +443,7 @@ OFO = {"att": {MB4: (30.9, 3.2), MB8: (26.8, 4.0), MB16: (16.7, 1.4), 32_000_000
 def ofo_sprint_vs_att(f: Facts) -> Measure:
     """Per size: Sprint's mean OFO delay ÷ AT&T's, each group held to Table 6's ratio."""
     r, design, note = _ofo_runs(f)
-    groups = [_group(r, design, _label("t6", "sprint ÷ att", b), "ofo_mean_ms", "t6",
+    groups = [_group(r, design, _label("t6", "sprint ÷ att", b), "ofo_mean_ms", "t6", figure=False,
                      number=_ratio_number(OFO["sprint"][b], OFO["att"][b], "Table 6, Sprint ÷ AT&T"),
                      a=("sprint", "MP-2", b), b=("att", "MP-2", b))
               for b in _sizes(design, "t6", "sprint", "MP-2") if b in OFO["sprint"]]
@@ -453,7 +454,8 @@ def ofo_sprint_vs_att(f: Facts) -> Measure:
 def ofo_mean(carrier: str):
     def m(f: Facts) -> Measure:
         r, design, note = _ofo_runs(f)
-        g = _group(r, design, _label("t6", carrier, MB4), "ofo_mean_ms", "t6", x=(carrier, "MP-2", MB4))
+        g = _group(r, design, _label("t6", carrier, MB4), "ofo_mean_ms", "t6", figure=False,
+                   x=(carrier, "MP-2", MB4))
         return Measure(_keep(g), stats.mean("x"), note=note,
                        missing=f"needs chen t6-{carrier} MP-2 (lia) runs of 4 MB with out-of-order samples")
     return m
@@ -465,7 +467,7 @@ def lte_ofo_decreases(f: Facts) -> Measure:
     sizes = _sizes(design, "t6", "att", "MP-2")
     if MB16 not in sizes:
         return Measure(missing="needs chen t6-att MP-2 (lia) runs of 16 MB", note=note)
-    groups = [_group(r, design, _label("t6", "att", f"{size_text(b)} − 16 MB"), "ofo_mean_ms", "t6",
+    groups = [_group(r, design, _label("t6", "att", f"{size_text(b)} − 16 MB"), "ofo_mean_ms", "t6", figure=False,
                      number=_diff_number(OFO["att"][b], OFO["att"][MB16], f"Table 6, AT&T {size_text(b)} − 16 MB",
                                          "ms"),
                      a=("att", "MP-2", b), b=("att", "MP-2", MB16)) for b in sizes if b in (MB4, MB8)]
@@ -641,8 +643,9 @@ _ST = {
                              "stable (i.e., have much lower variability)': < 1",
     "chen-4g-rtt-inflation": "mean over MPTCP runs of the LTE subflow's largest ÷ smallest RTT sample, per Table 6 "
                              "carrier and size",
-    "chen-3g-rtt-inflation": "mean over MPTCP runs of the Sprint subflow's largest ÷ smallest RTT sample, per Table 6 "
-                             "size",
+    "chen-3g-rtt-inflation": "mean over MPTCP runs of the Sprint subflow's largest ÷ smallest RTT sample, Table 6 at "
+                             "16 and 32 MB (§2.1's 20-fold read at the sizes where Fig. 12's Sprint RTTs reach 2 s "
+                             "from a 50 ms minimum; at 4-8 MB §5.1 says five-fold: chen-fig12-sprint-5fold)",
     "chen-wifi-rtt-lower-less-variable": "the larger of (WiFi ÷ cellular mean RTT) and (WiFi ÷ cellular 10-90 % "
                                          "spread), MPTCP runs, per Table 6 carrier and size: < 1",
     "chen-fig12-wifi-min-rtt": "mean over MPTCP runs of the WiFi subflow's smallest RTT sample, per Table 6 size",

@@ -315,7 +315,10 @@ class Statement:
     sizes: tuple[int, ...] | None  # None: every size the table's scenarios run
     samples: Callable  # (facts, the cell's runs, path) -> roles' per-run values
     stat: stats.Stat
-    runs: str = "own"  # whose runs: "own" (the path's single-path runs / Table 6's MP-2), "any" (the cell's)
+    # a statement about a figure drawn from the table's runs (Fig. 12's RTT distributions):
+    # it gates the claims of that figure's section (Fig. 13's out-of-order shares, which
+    # §5.2 explains by those distributions), not the table's own cells (Table 6's means)
+    figure: bool = False
 
     def describes(self, table: str, path: str, size: int) -> bool:
         return table in self.tables and path in self.paths and (self.sizes is None or size in self.sizes)
@@ -336,23 +339,23 @@ STATEMENTS = [
     Statement("chen-3g-rtt-variation", ("t2",), ("sprint",), None, per_run("rtt_p50_ms", "rtt"), MEAN),
     Statement("chen-att-most-stable", ("t2",), ("att",), None, relative_spread, SPREAD_RATIO),
     Statement("chen-large-rtt-stable", ("t5",), ("wifi", "att"), None, cv_large_vs_small, CV_RATIO),
-    Statement("chen-4g-rtt-inflation", ("t6",), LTE, None, rtt_ratio("rtt_max_ms", "rtt_min_ms"), MEAN),
-    Statement("chen-3g-rtt-inflation", ("t6",), ("sprint",), None, rtt_ratio("rtt_max_ms", "rtt_min_ms"), MEAN),
+    Statement("chen-4g-rtt-inflation", ("t6",), LTE, None, rtt_ratio("rtt_max_ms", "rtt_min_ms"), MEAN, figure=True),
+    Statement("chen-3g-rtt-inflation", ("t6",), ("sprint",), (MB16, MB32), rtt_ratio("rtt_max_ms", "rtt_min_ms"), MEAN, figure=True),
     Statement("chen-wifi-rtt-lower-less-variable", ("t6",), ("att", "verizon", "sprint"), None, spread_vs_cell,
-              LOWER_LESS_VARIABLE),
-    Statement("chen-fig12-wifi-min-rtt", ("t6",), ("wifi",), None, per_run("rtt_min_ms", "rtt"), MEAN),
-    Statement("chen-fig12-wifi-p90", ("t6",), ("wifi",), (MB8, MB16, MB32), per_run("rtt_p90_ms", "rtt"), MEAN),
-    Statement("chen-fig12-att-min-rtt", ("t6",), ("att",), None, per_run("rtt_min_ms", "rtt"), MEAN),
-    Statement("chen-fig12-att-rtt-spread", ("t6",), ("att",), None, rtt_share("rtt_50_200ms"), POOLED),
-    Statement("chen-fig12-sprint-min-rtt", ("t6",), ("sprint",), None, per_run("rtt_min_ms", "rtt"), MEAN),
-    Statement("chen-fig12-sprint-over-100ms", ("t6",), ("sprint",), None, rtt_share("rtt_over_100ms"), POOLED),
+              LOWER_LESS_VARIABLE, figure=True),
+    Statement("chen-fig12-wifi-min-rtt", ("t6",), ("wifi",), None, per_run("rtt_min_ms", "rtt"), MEAN, figure=True),
+    Statement("chen-fig12-wifi-p90", ("t6",), ("wifi",), (MB8, MB16, MB32), per_run("rtt_p90_ms", "rtt"), MEAN, figure=True),
+    Statement("chen-fig12-att-min-rtt", ("t6",), ("att",), None, per_run("rtt_min_ms", "rtt"), MEAN, figure=True),
+    Statement("chen-fig12-att-rtt-spread", ("t6",), ("att",), None, rtt_share("rtt_50_200ms"), POOLED, figure=True),
+    Statement("chen-fig12-sprint-min-rtt", ("t6",), ("sprint",), None, per_run("rtt_min_ms", "rtt"), MEAN, figure=True),
+    Statement("chen-fig12-sprint-over-100ms", ("t6",), ("sprint",), None, rtt_share("rtt_over_100ms"), POOLED, figure=True),
     Statement("chen-fig12-sprint-5fold", ("t6",), ("sprint",), (MB4, MB8), rtt_ratio("rtt_max_ms", "rtt_min_ms"),
-              MEAN),
+              MEAN, figure=True),
     Statement("chen-fig12-sprint-up-to-2s", ("t6",), ("sprint",), (MB16, MB32),
-              per_run("rtt_max_ms", "rtt", scale=1e-3), MEAN),
-    Statement("chen-fig12-verizon-min-rtt", ("t6",), ("verizon",), None, per_run("rtt_min_ms", "rtt"), MEAN),
+              per_run("rtt_max_ms", "rtt", scale=1e-3), MEAN, figure=True),
+    Statement("chen-fig12-verizon-min-rtt", ("t6",), ("verizon",), None, per_run("rtt_min_ms", "rtt"), MEAN, figure=True),
     Statement("chen-fig12-verizon-up-to-2s", ("t6",), ("verizon",), None, per_run("rtt_max_ms", "rtt", scale=1e-3),
-              MEAN),
+              MEAN, figure=True),
     Statement("chen-sprint-avg-rtt", ("t6",), ("sprint",), (MB4,), per_run("rtt_{side}_mean_ms"), MEAN),
 ]
 BY_ID = {s.id: s for s in STATEMENTS}
@@ -380,19 +383,22 @@ def _statement_measure(s: Statement):
     return m
 
 
-def statements_of(table: str, carrier: str, mode: str, size: int) -> tuple[str, ...]:
-    """The condition statements (``id@cell``) a configuration's runs rest on."""
+def statements_of(table: str, carrier: str, mode: str, size: int, figure: bool = True) -> tuple[str, ...]:
+    """The condition statements (``id@cell``) a configuration's runs rest on (``figure``:
+    also the statements about the figure drawn from the table's runs)."""
     out = []
     for path in paths_of(carrier, mode):
-        out += [f"{s.id}@{cond_label(table, path, size)}" for s in STATEMENTS if s.describes(table, path, size)]
+        out += [f"{s.id}@{cond_label(table, path, size)}" for s in STATEMENTS
+                if s.describes(table, path, size) and (figure or not s.figure)]
     return tuple(out)
 
 
-def conditions_of(table: str, carrier: str, mode: str, size: int) -> tuple[str, ...]:
+def conditions_of(table: str, carrier: str, mode: str, size: int, figure: bool = True) -> tuple[str, ...]:
     """Every check a configuration's runs rest on: its table's cells and the statements
-    that describe its paths."""
+    that describe its paths (``figure=False``: not those about the figure beside the table,
+    for a claim on the table's own numbers)."""
     ids = [CELL_ENTRIES.get(c, c) for c in cells(table, carrier, mode, size)]
-    return (*ids, *statements_of(table, carrier, mode, size))
+    return (*ids, *statements_of(table, carrier, mode, size, figure))
 
 
 def _scope(s: Statement) -> str:
