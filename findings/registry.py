@@ -63,7 +63,9 @@ def calibration_file(paper: str) -> Path:
 
 @lru_cache(maxsize=None)
 def sized_from(paper: str) -> dict[str, str]:
-    """Row id -> the profiles sized from its number (papers/<paper>/calibration.yaml)."""
+    """Row id -> why its agreement is not independent evidence (papers/<paper>/calibration.yaml):
+    a profile was sized from its number (``sized_from``), or from numbers that decide it
+    (``not_independent``: e.g. the same table's other column of the same downloads)."""
     p = calibration_file(paper)
     if not p.is_file():
         return {}
@@ -73,20 +75,25 @@ def sized_from(paper: str) -> dict[str, str]:
         raise InventoryError(f"{p}: not valid YAML: {str(e).splitlines()[0]}") from None
     out: dict[str, list[str]] = {}
     for name, prof in (doc.get("profiles") or {}).items():
-        if not isinstance(prof, dict) or not isinstance(prof.get("sized_from", []), list):
-            raise InventoryError(f"{p}: profiles.{name}: expected a mapping with a 'sized_from' list")
+        if not isinstance(prof, dict) or not all(isinstance(prof.get(k, []), list)
+                                                 for k in ("sized_from", "not_independent")):
+            raise InventoryError(f"{p}: profiles.{name}: expected a mapping with 'sized_from' and "
+                                 "'not_independent' lists")
+        if prof.get("not_independent") and not str(prof.get("why", "")).strip():
+            raise InventoryError(f"{p}: profiles.{name}: not_independent needs its 'why'")
         for rid in prof.get("sized_from", []):
-            out.setdefault(str(rid), []).append(str(name))
-    return {rid: ", ".join(names) for rid, names in out.items()}
+            out.setdefault(str(rid), []).append(f"link profile {name} was sized from this number")
+        for rid in prof.get("not_independent", []):
+            out.setdefault(str(rid), []).append(f"link profile {name}: {str(prof['why']).strip()}")
+    return {rid: "; ".join(why) for rid, why in out.items()}
 
 
 def _with_basis(c: Claim) -> Claim:
-    names = sized_from(c.paper).get(c.id)
-    if not names:
+    why = sized_from(c.paper).get(c.id)
+    if not why:
         return c
-    why = (f"link profile(s) {names} were sized from this number (papers/{c.paper}/calibration.yaml), so our "
-           "agreement with it is not independent evidence")
-    return dataclasses.replace(c, basis=CALIBRATION, basis_reason=why)
+    return dataclasses.replace(c, basis=CALIBRATION, basis_reason=f"{why} (papers/{c.paper}/calibration.yaml): "
+                                                                  "agreement with it is not independent evidence")
 
 
 def paper_claims(paper: str) -> list[Claim]:

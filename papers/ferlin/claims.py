@@ -22,7 +22,7 @@ import polars as pl
 
 from findings import stats
 from findings.measure import Facts, Measure, join_notes, values
-from findings.registry import check, claim
+from findings.registry import claim, condition
 from papers._common import group, keep, one_mptcp_cc, sel
 
 P = "ferlin"
@@ -44,16 +44,26 @@ MP_CC = ("olia", "reno")  # the paper's MPTCP: OLIA (§III); never pooled
 REF = {"3G+WLAN": "WLAN", "2G+WLAN": "WLAN", "2G+3G": "3G"}  # path wifi
 OTHER = {"3G+WLAN": "3G", "2G+WLAN": "2G", "2G+3G": "2G"}  # path lte
 
-# the lab checks each scenario's claims rest on (the paper's path conditions, CHECKS below):
-# the RTTs and rates whose heterogeneity the paper's explanation rests on ("the
-# interaction between a path with low RTTs ... and a path with high RTTs", §VI-B). The
-# loss ordering (WLAN lossier than 2G and 3G, §IV) is checked and reported but no claim
-# rests on it: the paper gives no loss numbers, and our 2G's losses are its queue's
-# overflows, which the 2G RTT check already conditions.
+# The paper's statements about its paths (inventory entries computed from our runs,
+# CONDITIONS below), per scenario: each scenario's claims rest on the groups of that
+# scenario, since the paper explains its results by this heterogeneity ("the interaction
+# between a path with low RTTs ... and a path with high RTTs", §VI-B; "2G can be seen as
+# low bandwidth and high RTT, 3G has high bandwidth and lower RTT, whereas WLAN has high
+# bandwidth, low RTT, and a higher loss profile", §IV).
+RTT_WLAN, RTT_2G, RTT_ORDER = "ferlin-path-rtt-wlan-50ms", "ferlin-path-rtt-2g-1400ms", "ferlin-path-rtt-order"
+LOSS_ORDER, BW_ORDER = "ferlin-path-loss-wlan-highest", "ferlin-path-bw-2g-lowest"
+
+
+def _pair(scenario: str) -> str:
+    """The label of a scenario's group in the ordering statements: its path against the reference."""
+    return f"{scenario}: {OTHER[scenario]} vs {REF[scenario]}"
+
+
 CHECKS_OF = {
-    "2G+WLAN": ("lab-ferlin-wlan-rtt", "lab-ferlin-2g-rtt", "lab-ferlin-bw-2g-below-wlan"),
-    "2G+3G": ("lab-ferlin-2g-rtt", "lab-ferlin-rtt-2g-above-3g", "lab-ferlin-bw-2g-below-3g"),
-    "3G+WLAN": ("lab-ferlin-wlan-rtt", "lab-ferlin-rtt-3g-above-wlan"),
+    "2G+WLAN": (f"{RTT_WLAN}@2G+WLAN", f"{RTT_2G}@2G+WLAN", f"{RTT_ORDER}@{_pair('2G+WLAN')}",
+                f"{LOSS_ORDER}@{_pair('2G+WLAN')}", f"{BW_ORDER}@{_pair('2G+WLAN')}"),
+    "2G+3G": (f"{RTT_ORDER}@{_pair('2G+3G')}", f"{BW_ORDER}@{_pair('2G+3G')}"),
+    "3G+WLAN": (f"{RTT_WLAN}@3G+WLAN", f"{RTT_ORDER}@{_pair('3G+WLAN')}", f"{LOSS_ORDER}@{_pair('3G+WLAN')}"),
 }
 
 
@@ -214,127 +224,87 @@ CLAIMS = [
           statistic="mean over MP-2 runs of the share (%) of the transfer's whole seconds after the first SYN in "
                     "which the client received new data on the 2G path, per 2G scenario",
           config=CONFIG + "; per-second delivered bytes per path at the client (run_delivery)", measure=uses_2g,
-          checks=("lab-ferlin-2g-rtt", "lab-ferlin-bw-2g-below-wlan", "lab-ferlin-bw-2g-below-3g"),
+          checks=checks_of("2G+WLAN", "2G+3G"),
           mismatch="upstream MPTCP's default scheduler sends on the slow subflow only when the fast one's "
                    "congestion window is full; a 2G path idle for whole seconds means the WLAN/3G subflow had room"),
 ]
 
 
-# --------------------------------------------------------------- lab checks: the paper's path conditions
+# --------------------------------------------------------------- the paper's words about its paths
 
-RTT_WHERE = "§VI-B, Fig. 8"
-RTT_QUOTE = ("Here, it is visible that the interaction between a path with low RTTs (average of 50 ms in WLAN) and a "
-             "path with high RTTs (average of 1.4 s")
-ORDER_QUOTE = ("2G can be seen as low bandwidth and high RTT, 3G has high bandwidth and lower RTT, whereas WLAN has "
-               "high bandwidth, low RTT, and a higher loss profile (compared to both, 2G and 3G).")
 RTT_TEXT = "mean Karn RTT of the path's subflow (run_facts rtt_<side>_mean_ms)"
 
 
-def _rtt(side: str, scenarios: tuple[str, ...]):
-    col = f"rtt_{side}_mean_ms"
+def _side(scenario: str, path: str) -> str:
+    """Which side (wifi: path wifi, cell: path lte) carries ``path`` in ``scenario``."""
+    return "wifi" if REF[scenario] == path else "cell"
 
+
+def _rtt(path: str, scenarios: tuple[str, ...]):
     def m(f: Facts) -> Measure:
         groups, note = [], ""
         for s in scenarios:
             mp, note = _mp(f, s)
-            groups.append(group(s, x=values(mp, col)))
+            groups.append(group(s, x=values(mp, f"rtt_{_side(s, path)}_mean_ms")))
         return Measure(keep(*groups), stats.mean("x", "mean over runs of the subflow's mean RTT"), note=note,
                        missing=f"needs ferlin MP-2 runs of {', '.join(scenarios)} with RTT samples")
     return m
 
 
-def _rtt_ratio(scenario: str):
-    def m(f: Facts) -> Measure:
-        mp, note = _mp(f, scenario)
-        g = group(f"{scenario}: {OTHER[scenario]} ÷ {REF[scenario]}", a=values(mp, "rtt_cell_mean_ms"),
-                  b=values(mp, "rtt_wifi_mean_ms"))
-        return Measure(keep(g), stats.mean_ratio("a", "b", "ratio of the paths' mean RTTs"), note=note,
-                       missing=f"needs ferlin {scenario} MP-2 runs with RTT samples on both paths")
-    return m
-
-
-def _loss_diff(scenario: str):
-    def m(f: Facts) -> Measure:
-        mp, note = _mp(f, scenario)
-        g = group(f"{scenario}: WLAN − {OTHER[scenario]}", a=values(mp, "loss_wifi_pct"),
-                  b=values(mp, "loss_cell_pct"))
-        return Measure(keep(g), stats.mean_diff("a", "b", "difference of the paths' mean retransmission rates"),
-                       note=note, missing=f"needs ferlin {scenario} MP-2 runs with a retransmission rate per path")
-    return m
-
-
-def _bw_ratio(scenario: str):
+def _order(scenarios: tuple[str, ...], column: str, text: str, bw: bool = False, ref_first: bool = False):
+    """Per scenario: the non-reference path's value minus the reference path's (MP-2
+    runs; ``ref_first``: the reference's minus the other's; ``bw``: 2G's rate inside MPTCP
+    against TCP over the reference path alone)."""
     def m(f: Facts) -> Measure:
         r, note = _runs(f)
-        g = group(f"{scenario}: 2G (in MPTCP) ÷ TCP over {REF[scenario]}",
-                  a=values(sel(r, scenario=scenario, mode="MP-2"), "other_mbit"),
-                  b=values(sel(r, scenario=scenario, mode="SP-wifi"), "goodput_mbit"))
-        return Measure(keep(g), stats.mean_ratio("a", "b", "ratio of means"), note=note,
-                       missing=f"needs ferlin {scenario} runs: MP-2 and SP-wifi")
+        groups = []
+        for s in scenarios:
+            mp = sel(r, scenario=s, mode="MP-2")
+            if bw:
+                a, b = values(mp, "other_mbit"), values(sel(r, scenario=s, mode="SP-wifi"), "goodput_mbit")
+            else:
+                a, b = values(mp, column.format(side="cell")), values(mp, column.format(side="wifi"))
+            groups.append(group(_pair(s), a=b, b=a) if ref_first else group(_pair(s), a=a, b=b))
+        return Measure(keep(*groups), stats.mean_diff("a", "b", text), note=note,
+                       missing=f"needs ferlin runs of {', '.join(scenarios)}")
     return m
 
 
-LINKS = ("ours: profiles.yaml ferlin-wlan (30 ms base RTT, 40 kB queue, 0.3 % loss down), ferlin-3g (60 ms, 600 kB "
-         "queue), ferlin-2g (300 ms, 100 kB queue), downlinks from synthetic delivery traces (mean 6.3, 8.4, 0.31 "
-         "Mbit/s); measured on the standard-scale MP-2 runs")
+LINKS = ("ours: profiles.yaml ferlin-wlan (30 ms base RTT, 40 kB queue, 0.3 % loss down), ferlin-3g-wlan / ferlin-3g "
+         "(60 ms, 600 kB queue), ferlin-2g (300 ms, 100 kB queue), downlinks from synthetic delivery traces (mean 6.3, "
+         "5.9 beside WLAN / 8.4 beside 2G, 0.31 Mbit/s); measured on the standard-scale runs")
 
-CHECKS = [
-    check(P, "lab-ferlin-wlan-rtt", quote=RTT_QUOTE, where=RTT_WHERE, phrase="about", value=50.0, unit="ms",
-          says="the WLAN path's RTT averages about 50 ms",
-          statistic=f"WLAN: {RTT_TEXT}, mean over the MP-2 runs, per WLAN scenario",
-          config=LINKS + "; band: 50 ms ± the declared 20 % (the paper gives no spread)",
-          measure=_rtt("wifi", ("2G+WLAN", "3G+WLAN")),
-          mismatch="queueing behind the 40 kB WLAN queue adds up to ~50 ms to the 30 ms base at the trace's rate"),
-    check(P, "lab-ferlin-2g-rtt", quote=RTT_QUOTE + " due to *bufferbloat* in 2G)", where=RTT_WHERE, phrase="about",
-          value=1400.0, unit="ms", says="the 2G path's RTT averages about 1.4 s (bufferbloat)",
-          statistic=f"2G: {RTT_TEXT}, mean over the MP-2 runs of 2G+WLAN",
-          config=LINKS + "; band: 1.4 s ± the declared 20 % (the paper gives no spread). Changed after the first "
-                         "standard capture: the check first held 2G+3G's 2G RTT to 1.4 s too; the paper states 1.4 s "
-                         "for 2G beside WLAN only (the sentence contrasts 'a path with low RTTs (average of 50 ms in "
-                         "WLAN)' with 2G, Fig. 8a) and gives no 2G RTT for 2G+3G ('3G has also shown high RTTs'), so "
-                         "the check is the paper's statement, on 2G+WLAN",
-          measure=_rtt("cell", ("2G+WLAN",)),
-          mismatch="the 2G RTT is the 300 ms base plus the 100 kB queue's delay at the trace's 0.1-0.5 Mbit/s: it "
-                   "depends on how full MPTCP keeps the queue"),
-    check(P, "lab-ferlin-rtt-3g-above-wlan", quote="The impact is less visible in 2G+3G, since 3G has also shown high "
-                                                    "RTTs (caused by *bufferbloat*).",
-          where="§VI-B, Fig. 8; §IV", phrase="more-than", value=1.0, unit="×",
-          says="3G's RTT is higher than WLAN's (bufferbloat)",
-          statistic="mean RTT of the 3G subflow ÷ mean RTT of the WLAN subflow, MP-2 runs of 3G+WLAN",
-          config=LINKS, measure=_rtt_ratio("3G+WLAN"), mismatch="the 3G queue fills only when MPTCP sends enough on 3G"),
-    check(P, "lab-ferlin-rtt-2g-above-3g", quote=ORDER_QUOTE, where="§IV, Fig. 4", phrase="more-than", value=1.0,
-          unit="×", says="2G's RTT is higher than 3G's",
-          statistic="mean RTT of the 2G subflow ÷ mean RTT of the 3G subflow, MP-2 runs of 2G+3G",
-          config=LINKS, measure=_rtt_ratio("2G+3G"), mismatch="both queues are deep; 3G's fills faster"),
-    check(P, "lab-ferlin-loss-wlan-above-3g", quote=ORDER_QUOTE, where="§IV, Fig. 4", phrase="more-than", value=0.0,
-          unit="points", says="WLAN is lossier than 3G",
-          statistic="retransmission rate of the WLAN subflow minus that of the 3G subflow (server trace), mean over "
-                    "the MP-2 runs of 3G+WLAN",
-          config=LINKS + "; the paper gives no loss number: the order only",
-          measure=_loss_diff("3G+WLAN"),
-          mismatch="loss on 3G is drop-tail overflow of its 600 kB queue only (no random loss)"),
-    check(P, "lab-ferlin-loss-wlan-above-2g", quote=ORDER_QUOTE, where="§IV, Fig. 4", phrase="more-than", value=0.0,
-          unit="points", says="WLAN is lossier than 2G",
-          statistic="retransmission rate of the WLAN subflow minus that of the 2G subflow (server trace), mean over "
-                    "the MP-2 runs of 2G+WLAN",
-          config=LINKS + "; the paper gives no loss number: the order only",
-          measure=_loss_diff("2G+WLAN"),
-          mismatch="the 2G subflow's slow-start overshoot into its 100 kB queue and spurious retransmissions over a "
-                   "1-2 s RTT count as 2G loss"),
-    check(P, "lab-ferlin-bw-2g-below-wlan", quote=ORDER_QUOTE, where="§IV, Fig. 4; §VI-A", phrase="less-than",
-          value=1.0, unit="×", says="2G has lower bandwidth than WLAN",
-          statistic="mean rate of the 2G subflow in MP-2 runs (its payload bytes ÷ download time) ÷ mean goodput of "
-                    "TCP over WLAN alone (SP-wifi), 2G+WLAN",
-          config=LINKS + "; no single-path run over 2G at the standard scale: 2G's rate inside MPTCP stands for its "
-                         "bandwidth (a lower bound of it); the paper gives no rate: the order only",
-          measure=_bw_ratio("2G+WLAN"), mismatch="2G's rate inside MPTCP is below its capacity when MPTCP leaves it "
-                                                "idle"),
-    check(P, "lab-ferlin-bw-2g-below-3g", quote=ORDER_QUOTE, where="§IV, Fig. 4; §VI-A", phrase="less-than",
-          value=1.0, unit="×", says="2G has lower bandwidth than 3G",
-          statistic="mean rate of the 2G subflow in MP-2 runs (its payload bytes ÷ download time) ÷ mean goodput of "
-                    "TCP over 3G alone (SP-wifi), 2G+3G",
-          config=LINKS + "; no single-path run over 2G at the standard scale: 2G's rate inside MPTCP stands for its "
-                         "bandwidth (a lower bound of it); the paper gives no rate: the order only",
-          measure=_bw_ratio("2G+3G"), mismatch="2G's rate inside MPTCP is below its capacity when MPTCP leaves it "
-                                              "idle"),
+CONDITIONS = [
+    condition(P, RTT_WLAN, statistic=f"WLAN: {RTT_TEXT}, mean over the MP-2 runs, per WLAN scenario",
+              config=LINKS + "; band: 50 ms ± the declared 20 % (the paper gives no spread)",
+              measure=_rtt("WLAN", ("2G+WLAN", "3G+WLAN")),
+              mismatch="queueing behind the 40 kB WLAN queue adds up to ~50 ms to the 30 ms base at the trace's rate"),
+    condition(P, RTT_2G, statistic=f"2G: {RTT_TEXT}, mean over the MP-2 runs of 2G+WLAN (the sentence contrasts 'a "
+                                   "path with low RTTs (average of 50 ms in WLAN)' with 2G, Fig. 8a; for 2G+3G the paper "
+                                   "gives no 2G RTT: '3G has also shown high RTTs')",
+              config=LINKS + "; band: 1.4 s ± the declared 20 % (the paper gives no spread)",
+              measure=_rtt("2G", ("2G+WLAN",)),
+              mismatch="the 2G RTT is the 300 ms base plus the 100 kB queue's delay at the trace's 0.1-0.5 Mbit/s: it "
+                       "depends on how full MPTCP keeps the queue"),
+    condition(P, RTT_ORDER, statistic=f"per scenario: {RTT_TEXT} of the non-reference path minus the reference "
+                                      "path's (3G − WLAN, 2G − WLAN, 2G − 3G), mean over the MP-2 runs",
+              config=LINKS, measure=_order(tuple(REF), "rtt_{side}_mean_ms", "difference of the paths' mean RTTs"),
+              mismatch="the queues fill only as far as MPTCP sends on each path"),
+    condition(P, LOSS_ORDER, statistic="per WLAN scenario: WLAN's retransmission rate minus the other path's (server "
+                                       "trace), mean over the MP-2 runs",
+              config=LINKS + "; the paper gives no loss number: the order only",
+              measure=_order(("2G+WLAN", "3G+WLAN"), "loss_{side}_pct", "difference of the paths' retransmission rates",
+                             ref_first=True),
+              mismatch="the 2G subflow's slow-start overshoot into its 100 kB queue and spurious retransmissions over a "
+                       "1-2 s RTT count as 2G loss"),
+    condition(P, BW_ORDER, statistic="per 2G scenario: 2G's rate inside MPTCP (its payload bytes ÷ download time) "
+                                     "minus TCP's goodput over the other path alone (SP-wifi), means over runs "
+                                     "(Mbit/s)",
+              config=LINKS + "; no single-path run over 2G at the standard scale: 2G's rate inside MPTCP stands for its "
+                             "bandwidth (a lower bound of it); the paper gives no rate: the order only",
+              measure=_order(("2G+WLAN", "2G+3G"), "", "2G inside MPTCP minus TCP over the other path", bw=True),
+              mismatch="2G's rate inside MPTCP is below its capacity when MPTCP leaves it idle"),
 ]
+
+CLAIMS += CONDITIONS
+CHECKS: list = []
