@@ -23,9 +23,11 @@ MODE_PATHS: dict[str, tuple[str, ...]] = {
     "MP-2": ("wifi", "lte"),
     "MP-4": ("wifi", "lte"),   # two paths, two service addresses: four subflows
     "backup": ("wifi", "lte"),
+    "MP-3": ("wifi", "lte", "eth"),  # three client interfaces (CS244's handover: Ethernet, WiFi, 3G)
 }
 MODES = tuple(MODE_PATHS)
-PATH_INDEX = {"wifi": 1, "lte": 2}  # path -> subnet 10.<i>.0.0/24 and routing table 100+i
+# path -> subnet 10.<i>.0.0/24 and routing table 100+i
+PATH_INDEX = {"wifi": 1, "lte": 2, "eth": 3}
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "campaign.schema.yaml"
 # A campaign's named link profiles: its `profiles_file`, else profiles.yaml beside it
