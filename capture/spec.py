@@ -23,9 +23,11 @@ MODE_PATHS: dict[str, tuple[str, ...]] = {
     "MP-2": ("wifi", "lte"),
     "MP-4": ("wifi", "lte"),   # two paths, two service addresses: four subflows
     "backup": ("wifi", "lte"),
+    "MP-3": ("wifi", "lte", "eth"),  # three client interfaces (CS244's handover: Ethernet, WiFi, 3G)
 }
 MODES = tuple(MODE_PATHS)
-PATH_INDEX = {"wifi": 1, "lte": 2}  # path -> subnet 10.<i>.0.0/24 and routing table 100+i
+# path -> subnet 10.<i>.0.0/24 and routing table 100+i
+PATH_INDEX = {"wifi": 1, "lte": 2, "eth": 3}
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "campaign.schema.yaml"
 # A campaign's named link profiles: its `profiles_file`, else profiles.yaml beside it
@@ -150,6 +152,16 @@ def _scenario_keeps(scd: dict, workload: str, size: int, duration_s: float) -> b
     return True
 
 
+def scenario_workloads(scd: dict, wls: list[tuple[str, int, float]]) -> list[tuple[str, int, float]]:
+    """The campaign's workloads as one scenario runs them: its filters keep a subset, and its
+    own ``iperf3_down`` replaces the campaign's long-lived download (a flow as long as the
+    scenario's outage schedule needs)."""
+    out = [w for w in wls if _scenario_keeps(scd, *w)]
+    if "iperf3_down" in scd:
+        out = [w for w in out if w[0] != "iperf3-down"] + [("iperf3-down", 0, float(scd["iperf3_down"]["duration_s"]))]
+    return out
+
+
 def workload_tag(workload: str, size: int, duration_s: float) -> str:
     """The workload part of a run id: the size of a download, ``iperf3-down-40s``, or the D-ITG profile."""
     if workload == "http":
@@ -193,7 +205,7 @@ def _schema_error(v: jsonschema.Draft7Validator, doc, source: str, known_paths=T
     if e.validator == "additionalProperties":
         msg = msg.replace("Additional properties are not allowed", "unknown field")
         if known_paths and len(e.absolute_path) == 2 and e.absolute_path[0] == "scenarios":
-            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, only_sizes, only_ditg_profiles, only_congestion_controls, sysctl_params, sysctls)"
+            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, only_sizes, only_ditg_profiles, only_congestion_controls, iperf3_down, sysctl_params, sysctls)"
     elif e.validator == "propertyNames":
         msg = f"unknown key {e.instance!r}"
     elif e.validator == "enum":
@@ -449,7 +461,7 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
     for sc, scd in doc["scenarios"].items():
         if only and sc not in only:
             continue
-        sc_wls = [w for w in wls if _scenario_keeps(scd, *w)]
+        sc_wls = scenario_workloads(scd, wls)
         for mode in (scd["modes"] if "modes" in scd else doc["modes"]):
             single = len(MODE_PATHS[mode]) == 1
             prims = list(MODE_PATHS[mode]) if single else doc.get("primary_paths", ["wifi"])

@@ -1,6 +1,6 @@
 """Namespaces, veths, addresses, policy routing, MPTCP endpoints/limits, per-namespace sysctls.
 
-Per path P (``wifi``, ``lte``) the wire is::
+Per path P (``wifi``, ``lte``, and ``eth`` for three-path runs) the wire is::
 
     client ns [P] ──veth── [c] emulator ns mpl-…-eP [s] ──veth── [P] server ns
 
@@ -223,8 +223,8 @@ class Topology:
     def _mptcp(self) -> None:
         """MPTCP endpoints and limits.
 
-        ``initiator == "client"`` (HTTP: wget connects): the client creates the extra
-        subflows (``subflow`` endpoints; ``fullmesh`` for MP-4 with the server
+        ``initiator == "client"`` (HTTP, iperf3: the client connects): the client creates the
+        extra subflows, one per other path (``subflow`` endpoints; ``fullmesh`` for MP-4 with the server
         ``signal``-ing its second service address). ``initiator == "server"`` (D-ITG:
         ITGSend on the server connects to ITGRecv on the client): the client
         ``signal``s its other address(es) and the server joins them (``fullmesh`` on the
@@ -234,14 +234,16 @@ class Topology:
         c, s = self.client_ns, self.server_ns
         if self.mode.startswith("SP"):
             return
-        n = 8 if self.mode == "MP-4" else 2
+        # room for every extra subflow: MP-4's fullmesh, else one per path (MP-3: the two
+        # joins plus one; two-path modes keep their 2)
+        n = 8 if self.mode == "MP-4" else max(2, len(self.paths))
         for ns in (c, s):
             sh(["ip", "mptcp", "endpoint", "flush"], ns=ns)
             sh(["ip", "mptcp", "limits", "set", "subflow", str(n), "add_addr_accepted", str(n)], ns=ns)
         others = [w for p, w in self.wires.items() if p != self.primary]
         backup = ["backup"] if self.mode == "backup" else []
         if self.initiator == "client":
-            if self.mode in ("MP-2", "backup"):
+            if self.mode in ("MP-2", "MP-3", "backup"):
                 for w in others:
                     sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow"] + backup, ns=c)
             elif self.mode == "MP-4":

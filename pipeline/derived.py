@@ -22,10 +22,12 @@ questions once:
   received per second, for throughput over any window) and ``run_facts`` (both side by side), plus the pairings of runs the papers
   compare (``primary_pairs``, ``cc_pairs``).
 
-Path sides: the lab names its paths ``wifi`` and ``lte`` (``capture.topology``); a
-researcher's own captures may use other labels. A path whose label starts with
-``wifi`` is the WiFi side, every other path the cellular side (Chen et al. plot "the
-fraction of traffic carried by the cellular path").
+Path sides: the lab names its paths ``wifi`` and ``lte`` (``capture.topology``; three-path
+runs add ``eth``); a researcher's own captures may use other labels. A path whose label
+starts with ``wifi`` is the WiFi side, every other path the cellular side (Chen et al. plot
+"the fraction of traffic carried by the cellular path"). ``run_config`` describes the
+``wifi`` and ``lte`` paths; ``run_delivery`` also keeps the path itself, for claims about
+one path of several (CS244's handover over Ethernet, WiFi and 3G).
 """
 from __future__ import annotations
 
@@ -130,9 +132,9 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                                    THEN coalesce(d_down, 0) + coalesce(d_up, 0) END)
                               FILTER (WHERE side = 'cell') AS rtt_cell_ms,
                           max(loss) FILTER (WHERE side = 'cell') AS loss_cell,
-                          max(rate) FILTER (WHERE side = 'cell') AS rate_cell_mbit,
-                          sum(outages) > 0 AS has_outages
+                          max(rate) FILTER (WHERE side = 'cell') AS rate_cell_mbit
                    FROM ps GROUP BY run_id),
+            outs AS (SELECT run_id, sum(outages) > 0 AS has_outages FROM run_paths GROUP BY run_id),
             c AS (SELECT r.run_id, campaign, scenario, mode,
                 CASE WHEN mode LIKE 'MP%' OR mode = 'backup' THEN 'MPTCP' WHEN mode IS NULL THEN NULL
                      ELSE 'TCP' END AS transport,
@@ -145,7 +147,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                 coalesce(has_outages, FALSE) AS has_outages,
                 coalesce(stalled, FALSE) AS stalled,
                 complete, app_sent_packets, campaign_seed, scale, duration_s, host, kernel_release, linkem_build
-            FROM runs r LEFT JOIN pv USING (run_id))
+            FROM runs r LEFT JOIN pv USING (run_id) LEFT JOIN outs USING (run_id))
             SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
                    CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
                         WHEN rate_wifi_mbit < rate_cell_mbit THEN 'lte' END AS faster_path
@@ -162,7 +164,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "symmetrical-path tests, i.e., the tests with the same RTTs on both network paths'). "
                    "faster_path: the path with the higher configured rate (Deng et al. §3.4 compare "
                    "'a location where LTE has much higher throughput than WiFi' with the reverse). "
-                   "has_outages: links taken down on purpose (handover runs). stalled: the host stalled "
+                   "has_outages: links taken down on purpose (handover runs; on any path). stalled: the host stalled "
                    "the emulator (linkem's stalls.stalled: a frame left more than the campaign's "
                    "threshold late, so the path's delay was not the configured one); findings leave "
                    "such runs out and say how many. complete: false when D-ITG's sender was stopped "
@@ -240,21 +242,24 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
         Definition("run_delivery", "view", """
             SELECT d.run_id, d.second,
                    CASE WHEN d.path ILIKE 'wifi%' THEN 'wifi' ELSE 'cell' END AS side,
-                   sum(d.payload_bytes) AS payload_bytes
+                   sum(d.payload_bytes) AS payload_bytes, d.path
             FROM dl_delivered_1s d JOIN main_connections USING (run_id, trace, conn_id)
             WHERE main_connections.vantage = 'client'
             GROUP BY ALL""",
-                   "Per run, second since the first SYN and path side: the new data bytes the "
+                   "Per run, second since the first SYN and path: the new data bytes the "
                    "client received on the run's main connection (client trace, download "
-                   "direction). A window's goodput is the sum over its seconds ÷ its length: the "
-                   "throughput a receiver-side sampler (iperf's interval reports, bwm-ng) reads."),
+                   "direction), with the path's side. A window's goodput is the sum over its "
+                   "seconds ÷ its length: the throughput a receiver-side sampler (iperf's interval "
+                   "reports, bwm-ng per interface) reads. A side's bytes are the sum over its paths "
+                   "(one row per side and second in two-path runs; the cell side of a three-path "
+                   "run has a row for lte and one for eth)."),
         Definition("run_facts", "view", """
             SELECT c.*, m.* EXCLUDE (run_id) FROM run_config c JOIN run_metrics m USING (run_id)""",
                    "run_config and run_metrics side by side: what the claims and notebooks read."),
         Definition("outage_delivery", "view", """
             WITH o AS (
                 SELECT run_id, path, [down_s, up_s] AS w FROM run_outages
-                WHERE direction = 'down' AND path IN ('wifi', 'lte')),
+                WHERE direction = 'down' AND path IN ('wifi', 'lte', 'eth')),
             t AS (SELECT c.run_id, c.start_s AS t0, c.start_s + c.download_time_s AS t_end
                   FROM dl_connections c JOIN main_connections USING (run_id, trace, vantage, conn_id)
                   WHERE c.vantage = 'client'),

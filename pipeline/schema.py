@@ -46,7 +46,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "run_id": pl.Utf8,
         "campaign": pl.Utf8,
         "scenario": pl.Utf8,
-        "mode": pl.Utf8,  # SP-wifi, SP-lte, MP-2, MP-4, backup
+        "mode": pl.Utf8,  # SP-wifi, SP-lte, MP-2, MP-3, MP-4, backup
         "congestion_control": pl.Utf8,
         "scheduler": pl.Utf8,
         "primary_path": pl.Utf8,

@@ -23,8 +23,10 @@ PAPERS = ["chen", "cs244", "deng", "ditg", "ferlin"]
 QUICK_BUDGET_S = 30 * 60
 # Issue 23: the standard scale grows to what the claims need, within 3 hours for the five
 # campaigns on this 2-core host (the duration model; data/reference/README.md has the
-# measured time)
-STANDARD_BUDGET_S = 195 * 60
+# measured time). 195 min until CS244's three-path handover (Fig. 2: five 50-s MP-3 runs,
+# +4.5 min by the model, 196.1 in all) was added: any five runs of CS244's 40-s protocol
+# exceed 195 min.
+STANDARD_BUDGET_S = 200 * 60
 REFERENCE = REPO / CONFIG.get("reference_dir", "data/reference")
 
 
@@ -209,6 +211,15 @@ def test_cs244_buffer_is_in_tcp_rmem_and_scenario_name():
         if scale == "standard":
             assert len(ho) == 5 and {s.mode for s in ho} == {"MP-2"}
             assert ho[0].profiles["wifi"]["outages"] == [[14, 21]] and not ho[0].profiles["lte"].get("outages")
+            # CS244 Fig. 2: Ethernet, WiFi and 3G; Ethernet off at 7 s, WiFi off at 14 s, WiFi on at 21 s,
+            # Ethernet on at ~28 s; a 50-s flow (22 s with every link up again)
+            h3 = [s for s in specs if s.scenario == "handover3"]
+            assert len(h3) == 5 and {(s.mode, s.primary, s.congestion_control, s.duration_s) for s in h3} == {
+                ("MP-3", "wifi", "lia", 50.0)}
+            links = h3[0].profiles
+            assert (links["eth"]["rate_mbit"], links["eth"]["delay_ms"], links["eth"].get("loss", 0)) == (10, 2, 0)
+            assert links["eth"]["outages"] == [[7, 28]] and links["wifi"]["outages"] == [[14, 21]]
+            assert not links["lte"].get("outages") and links["wifi"]["loss"] == 0.03
 
 
 def test_ferlin_scenarios_as_the_notebook_expects():

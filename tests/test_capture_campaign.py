@@ -39,8 +39,8 @@ def test_base_is_valid():
 
 
 def test_unknown_mode_names_field():
-    msg = bad(lambda d: d["modes"].append("MP-3"))
-    assert "modes.2" in msg and "MP-3" in msg
+    msg = bad(lambda d: d["modes"].append("MP-9"))
+    assert "modes.2" in msg and "MP-9" in msg
 
 
 def test_negative_delay_names_field():
@@ -145,6 +145,7 @@ def test_one_table_for_modes_and_paths():
     assert spec.SCHEMA["definitions"]["path"]["enum"] == list(spec.PATH_INDEX)
     doc = copy.deepcopy(BASE)
     doc["modes"] = list(spec.MODE_PATHS)
+    doc["scenarios"]["s1"]["eth"] = {"rate_mbit": 10, "delay_ms": 2}  # MP-3's third path
     for s in expand(validate(doc)):
         assert s.paths == list(spec.MODE_PATHS[s.mode])
         assert s.mptcp == (len(s.paths) > 1)

@@ -111,6 +111,43 @@ def test_window_throughput_from_the_bytes_received_per_second(tmp_path):
     assert got == {"wifi": pytest.approx(2.0), "cell": pytest.approx(0.4)}
 
 
+THREE = {**TWO, "eth": (4.0, 0.0, 10.0)}
+
+
+def test_delivery_per_path_of_a_three_path_run(tmp_path):
+    """run_delivery keeps the path: a three-path run (CS244's handover: Ethernet, WiFi,
+    3G) gives each path its own bytes per second; the side columns are as before (eth is
+    on the cell side, with lte), and an outage on eth alone makes a handover run."""
+    lab = Lab()
+    two = lab.run("cs244", "handover", "MP-2", 0, paths=TWO, download_s=10.0)
+    three = lab.run("cs244", "handover3", "MP-3", 0, paths=THREE, download_s=10.0, outages={"eth": [[2, 6]]})
+    per_s = {"wifi": 100_000, "lte": 20_000, "eth": 500_000}
+    for rid, paths in ((two, ("wifi", "lte")), (three, ("wifi", "lte", "eth"))):
+        for sec in range(10):
+            for p in paths:
+                lab.rows["delivered_1s"].append(dict(run_id=rid, trace=f"{rid}/client.pcap", conn_id=0, subflow_id=0,
+                                                     path=p, second=sec, payload_bytes=per_s[p], packets=1))
+    db = lab.write(tmp_path / "three.duckdb")
+    con = derived.connect(db)
+    try:
+        by_path = dict(con.sql(f"SELECT path, sum(payload_bytes) FROM run_delivery WHERE run_id = '{three}' "
+                               "GROUP BY path").fetchall())
+        by_side = dict(con.sql(f"SELECT side, sum(payload_bytes) FROM run_delivery WHERE run_id = '{three}' "
+                               "GROUP BY side").fetchall())
+        rows_two = con.sql(f"SELECT second, side, path, payload_bytes FROM run_delivery WHERE run_id = '{two}' "
+                           "ORDER BY second, side").fetchall()
+        has = dict(con.sql("SELECT run_id, has_outages FROM run_facts").fetchall())
+        od = con.sql("SELECT path, down_s, up_s FROM outage_delivery").fetchall()
+    finally:
+        con.close()
+    assert by_path == {"wifi": 1_000_000, "lte": 200_000, "eth": 5_000_000}
+    assert by_side == {"wifi": 1_000_000, "cell": 5_200_000}
+    # a two-path run: one row per second and side, as before, each with its path
+    assert rows_two == [(s, side, p, per_s[p]) for s in range(10) for side, p in (("cell", "lte"), ("wifi", "wifi"))]
+    assert has == {two: False, three: True}
+    assert od == [("eth", 2.0, 6.0)]
+
+
 def test_configuration_from_meta(tmp_path):
     lab = Lab()
     sym = lab.run("ditg", "sym-rtt40", "MP-2", paths={"wifi": (40.0, 0.0, 100.0), "lte": (40.0, 0.02, 100.0)},

@@ -255,6 +255,59 @@ def test_not_reproducible_rows_say_why():
             assert row["magnitude_verdict"] == NOT_REPRODUCIBLE and len(row["reason"]) > 30
 
 
+# ------------------------------------------------------------------ CS244's three-path handover, by hand
+
+# Bytes per second each path delivers in each phase of CS244 Fig. 2's schedule (seconds
+# after the SYN), and a value in the seconds between the phases that no window may read.
+PHASES = {range(1, 6): {"eth": 1_000_000, "wifi": 200_000, "lte": 100_000},       # every link up
+          range(8, 13): {"wifi": 220_000, "lte": 110_000},                        # Ethernet down
+          range(15, 20): {"lte": 200_000},                                         # only 3G up
+          range(38, 48): {"eth": 900_000, "wifi": 200_000, "lte": 100_000}}       # every link up again
+BETWEEN = (0, 6, 7, 13, 14, 20, 30, 37, 48, 49)
+
+
+def test_cs244_three_path_handover_claims_by_construction(tmp_path):
+    """Five handover3 runs whose per-path bytes per second are written by hand (each run
+    scaled by its own factor, so the ratios are the phases' own): every claim on them is
+    the value computed here from PHASES."""
+    from labdb import Lab
+
+    import papers.cs244.claims as c
+    from findings.measure import Facts
+    from pipeline import derived
+
+    lab = Lab()
+    links = {"wifi": (12.0, 0.03, 2.0), "lte": (152.0, 0.02, 2.0), "eth": (4.0, 0.0, 10.0)}
+    for k in range(MIN_RUNS):
+        rid = lab.run("cs244", "handover3", "MP-3", 0, cc="lia", workload="iperf3-down", paths=links, download_s=50.0,
+                      outages={"eth": [[7, 28]], "wifi": [[14, 21]]})
+        rows = [(sec, p, b) for secs, per in PHASES.items() for sec in secs for p, b in per.items()]
+        rows += [(sec, p, 77_777_777) for sec in BETWEEN for p in links]
+        for sec, p, b in rows:
+            lab.rows["delivered_1s"].append(dict(run_id=rid, trace=f"{rid}/client.pcap", conn_id=0, subflow_id=0,
+                                                 path=p, second=sec, payload_bytes=int(b * (1 + k / 10)), packets=1))
+    con = derived.connect(lab.write(tmp_path / "h3.duckdb"))
+    try:
+        f = Facts(con)
+    finally:
+        con.close()
+    up, eth_down, only_3g, back = ({p: b for p, b in per.items()} for per in PHASES.values())
+
+    def value(measure, label_part=""):
+        m = measure(f)
+        g = next(g for g in m.groups if label_part in g.label)
+        assert min(len(v) for v in g.samples.values()) == MIN_RUNS
+        return m.statistic.value(g.samples)
+
+    assert value(c.eth_highest) == pytest.approx(up["eth"] / up["wifi"])
+    assert value(c.eth_bulk) == pytest.approx(100 * up["eth"] / sum(up.values()))
+    assert value(c.migrate) == pytest.approx(eth_down["wifi"] / eth_down["lte"])
+    assert value(c.cell_only) == pytest.approx(only_3g["lte"] / sum(up.values()))
+    assert value(c.resume) == pytest.approx(100 * (sum(back.values()) / sum(up.values()) - 1))
+    assert value(c.recover, "Ethernet") == pytest.approx(100 * (back["eth"] / up["eth"] - 1))
+    assert value(c.recover, "WiFi") == pytest.approx(0.0, abs=1e-9)
+
+
 # ------------------------------------------------------------------ every paper on the synthetic database
 
 @pytest.fixture(scope="module")

@@ -8,17 +8,21 @@ Our runs: campaign ``cs244`` (campaign.yaml): TCP over WiFi (SP-wifi), TCP over 
 seconds after start ... continuing over a period of 30 seconds", the client's bytes
 received per second (``run_delivery``) summed over seconds 10-40 ÷ 30 s. Per buffer
 and mode the paper's bar is the mean over runs. ``padhye-d6``: Fig. 4's TCP over the
-3G link at a 5 ms link delay; ``handover``: MP-2 with WiFi down from 14 to 21 s.
+3G link at a 5 ms link delay; ``handover``: MP-2 with WiFi down from 14 to 21 s;
+``handover3``: CS244's Fig. 2 run, MP-3 over Ethernet (path eth), WiFi and 3G with
+Ethernet down from 7 to 28 s and WiFi from 14 to 21 s, read per path and second
+(``run_delivery``'s path: what bwm-ng reads per interface).
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 import polars as pl
 
 from findings import stats
-from findings.measure import Facts, Measure, join_notes, values
+from findings.measure import Facts, Measure, join_notes, pairs, values
 from findings.registry import check, claim
 from papers._common import by, group, keep, one_mptcp_cc, sel
 
@@ -160,6 +164,93 @@ def _window(f: Facts, runs: pl.DataFrame, t0: float, t1: float, side: str | None
     return values(r.with_columns(pl.col("window_mbit").fill_null(0.0)), "window_mbit")
 
 
+def _on_path(f: Facts, path: str) -> Facts:
+    """``f`` with the per-second delivery of one path only: its ``window_goodput`` is then
+    that path's throughput (the one definition of a window's throughput)."""
+    g = copy.copy(f)
+    g.delivery = f.delivery.filter(pl.col("path") == path)
+    return g
+
+
+# CS244 Fig. 2's schedule (handover3), in whole seconds [t0, t1) after the first SYN.
+# The outages' clock starts with each path's emulator, 0.4-0.8 s before the SYN (they
+# start one after another), so second s covers about [s + 0.5, s + 1.5) of the schedule;
+# each window lies inside one phase for any offset below 1 s and leaves out the first
+# second after a link drops (for the sender to notice, as outage_delivery does).
+# Ethernet returns at 28 s, but its subflow retries only when its retransmission timer,
+# backed off over 21 s of silence (to ~14 s), fires: about 7 s later. The window after
+# the outages starts 10 s after the link returns (CS244: "shortly"; the flow lasts 50 s).
+ALL_UP = (1, 6)      # every link up (0-7 s), the handshake's second left out
+ETH_DOWN = (8, 13)   # Ethernet down, WiFi and 3G up (7-14 s)
+CELL_ONLY = (15, 20)  # only 3G up (14-21 s)
+BACK = (38, 48)      # every link up again (WiFi back at 21 s, Ethernet at 28 s)
+PATHS3 = ("eth", "wifi", "lte")
+PATH_NAME = {"eth": "Ethernet", "wifi": "WiFi", "lte": "3G"}
+
+
+def _handover3(f: Facts) -> tuple[pl.DataFrame, str]:
+    r, note = f.of(P, outages=True)
+    r, used = one_mptcp_cc(r, MP_CC)
+    return sel(r, scenario="handover3", mode="MP-3"), join_notes(note, used)
+
+
+def _by_path(f: Facts, runs: pl.DataFrame, window: tuple[int, int]) -> pl.DataFrame:
+    """Per run (sorted), the window's throughput on each of eth, wifi and lte and on all
+    paths (``total``); 0 where a run with per-second rows has none there."""
+    have = f.delivery.select("run_id").unique()
+    r = runs.select("run_id").join(have, on="run_id", how="semi")
+    for p in (*PATHS3, None):
+        w = (f if p is None else _on_path(f, p)).window_goodput(*window)
+        r = r.join(w.rename({"window_mbit": p or "total"}), on="run_id", how="left")
+    return r.with_columns(pl.exclude("run_id").fill_null(0.0)).sort("run_id")
+
+
+def _span(w: tuple[int, int]) -> str:
+    return f"{w[0]}-{w[1]} s"
+
+
+def eth_highest(f: Facts) -> Measure:
+    runs, note = _handover3(f)
+    d = _by_path(f, runs, ALL_UP)
+    g = group(f"all links up ({_span(ALL_UP)})", eth=values(d, "eth"), wifi=values(d, "wifi"), cell=values(d, "lte"))
+    stat = stats.boot(lambda s: np.mean(s["eth"], axis=1) / np.maximum(np.mean(s["wifi"], axis=1),
+                                                                        np.mean(s["cell"], axis=1)),
+                      ("eth", "wifi", "cell"), "mean Ethernet ÷ the higher of WiFi's and 3G's means")
+    return Measure(keep(g) if runs.height else [], stat, note=note, missing=MISSING3)
+
+
+def eth_bulk(f: Facts) -> Measure:
+    runs, note = _handover3(f)
+    d = _by_path(f, runs, ALL_UP)
+    g = group(f"all links up ({_span(ALL_UP)})", x=pairs(d, "eth", "total"))
+    return Measure(keep(g) if runs.height else [], stats.pooled("x", text="Ethernet's bytes ÷ all bytes, pooled"),
+                   note=note, missing=MISSING3)
+
+
+def migrate(f: Facts) -> Measure:
+    runs, note = _handover3(f)
+    d = _by_path(f, runs, ETH_DOWN)
+    g = group(f"Ethernet down ({_span(ETH_DOWN)})", a=values(d, "wifi"), b=values(d, "lte"))
+    return Measure(keep(g) if runs.height else [], stats.mean_ratio("a", "b"), note=note, missing=MISSING3)
+
+
+def cell_only(f: Facts) -> Measure:
+    runs, note = _handover3(f)
+    g = group(f"only 3G up ({_span(CELL_ONLY)}) ÷ all up ({_span(ALL_UP)})",
+              a=values(_by_path(f, runs, CELL_ONLY), "total"), b=values(_by_path(f, runs, ALL_UP), "total"))
+    return Measure(keep(g) if runs.height else [], stats.mean_ratio("a", "b"), note=note, missing=MISSING3)
+
+
+def resume(f: Facts) -> Measure:
+    runs, note = _handover3(f)
+    g = group(f"all links up again ({_span(BACK)}) ÷ before ({_span(ALL_UP)})",
+              a=values(_by_path(f, runs, BACK), "total"), b=values(_by_path(f, runs, ALL_UP), "total"))
+    return Measure(keep(g) if runs.height else [], stats.increase("a", "b"), note=note, missing=MISSING3)
+
+
+MISSING3 = "needs cs244 handover3 runs (MP-3: Ethernet down 7-28 s, WiFi down 14-21 s)"
+
+
 def handover(f: Facts) -> Measure:
     runs, note = _handover(f)
     # WiFi is down from 14 to 21 s after the emulator's start (~0.3 s before the SYN):
@@ -177,13 +268,26 @@ def wifi_over_3g(f: Facts) -> Measure:
 
 
 def recover(f: Facts) -> Measure:
-    runs, note = _handover(f)
-    g = group("WiFi 23-29 s ÷ 7-13 s", a=_window(f, runs, 23, 29, "wifi"), b=_window(f, runs, 7, 13, "wifi"))
-    return Measure(keep(g) if runs.height else [], stats.increase("a", "b"), note=note,
-                   missing="needs cs244 handover runs")
+    runs, note = _handover3(f)
+    after, before = _by_path(f, runs, BACK), _by_path(f, runs, ALL_UP)
+    groups = [group(f"{PATH_NAME[p]} {_span(BACK)} ÷ {_span(ALL_UP)}", a=values(after, p), b=values(before, p))
+              for p in ("eth", "wifi")]
+    return Measure(keep(*groups) if runs.height else [], stats.increase("a", "b"), note=note, missing=MISSING3)
 
 
 WINDOW_TEXT = "throughput 10-40 s after the start (client's bytes received ÷ 30 s)"
+CONFIG3 = (CONFIG + "; handover3: MP-3 (lia) over Ethernet (10 Mbit/s, 1 ms + the 1-ms hop, 0 %), WiFi and 3G, 50-s "
+           "iperf3 -R, Ethernet down 7-28 s and WiFi down 14-21 s after the emulators start (0.4-0.8 s before the "
+           "SYN), "
+           "per path: the client's new bytes per second on it (bwm-ng per interface in CS244); windows in whole "
+           "seconds after the first SYN, each inside one phase of the schedule")
+OUTAGE3 = ("a link is taken down by linkem dropping every frame (the interface stays up, so its subflow stays and "
+           "retransmits with exponential backoff), where CS244 switched interfaces off in Mininet (the 2013 kernel's "
+           "path manager closed and reopened the subflows); upstream MPTCP's scheduler and reinjection and the lab's "
+           "BPF LIA against the 2012 kernel's")
+RECOVER_MARGIN = 25.0
+RECOVER_REASON = ("CS244 shows one trace and gives no number ('shortly recover their initial throughput'); declared: "
+                  "within a quarter of the throughput before the outage, fixed before our handover runs existed")
 
 CLAIMS = [
     claim(P, "cs244-mptcp-beats-tcp", statistic=f"mean MPTCP {WINDOW_TEXT} ÷ the better TCP's mean, per buffer",
@@ -218,19 +322,41 @@ CLAIMS = [
           config=CONFIG + "; Fig. 4", measure=delay_strong, checks=("lab-cs244-3g-loss",), mismatch=EMULATED),
     claim(P, "cs244-handover", statistic="mean MPTCP throughput while WiFi is down (seconds 15-20 after the SYN)",
           config=CONFIG + "; handover: MP-2, 40-s iperf3, WiFi down 14-21 s (CS244 also took its Ethernet link "
-                          "down 7-28 s; our client has two paths)", measure=handover,
+                          "down 7-28 s: the three-path runs, handover3, are read by cs244-handoff-eth-highest, "
+                          "cs244-handoff-recover and cs244-raiciu-video-*)", measure=handover,
           mismatch="an outage in linkem drops every packet; upstream MPTCP moves data to the other subflow after "
                    "the WiFi subflow's retransmission timer fires"),
     claim(P, "cs244-handoff-wifi-over-3g", statistic="WiFi ÷ 3G mean throughput of the MPTCP subflows with both "
                                                      "links up (seconds 5-14)", config=CONFIG + "; handover runs",
           measure=wifi_over_3g, checks=CHECKS_LINKS, mismatch=EMULATED),
-    claim(P, "cs244-handoff-recover", statistic="100 × (WiFi subflow's mean throughput 23-29 s ÷ 7-13 s − 1): after "
-                                                "it is re-enabled against before the outage",
-          config=CONFIG + "; handover runs", measure=recover, margin=25.0,
-          margin_reason="CS244 shows one trace and gives no number ('shortly recover their initial throughput'); "
-                        "declared: within a quarter of the throughput before the outage, fixed before our "
-                        "handover runs existed",
-          mismatch=EMULATED),
+    claim(P, "cs244-handoff-eth-highest", statistic=f"Ethernet's mean throughput ÷ the higher of WiFi's and 3G's "
+                                                    f"with every link up (seconds {_span(ALL_UP)})",
+          config=CONFIG3, measure=eth_highest, checks=CHECKS_LINKS, mismatch=OUTAGE3),
+    claim(P, "cs244-handoff-recover", statistic=f"per path (Ethernet, WiFi): 100 × (mean throughput with every link up "
+                                                f"again, seconds {_span(BACK)}, ÷ before the outages, "
+                                                f"{_span(ALL_UP)} − 1)",
+          config=CONFIG3, measure=recover, margin=RECOVER_MARGIN, margin_reason=RECOVER_REASON, mismatch=OUTAGE3),
+    claim(P, "cs244-raiciu-video-eth-bulk", statistic=f"100 × Ethernet's bytes ÷ all bytes with every link up (seconds "
+                                                      f"{_span(ALL_UP)}), pooled over runs",
+          config=CONFIG3 + "; the video's set-up (a screensaver over real links) is not replayable: CS244's "
+                           "three-path handover stands for it",
+          measure=eth_bulk, checks=CHECKS_LINKS, mismatch=OUTAGE3),
+    claim(P, "cs244-raiciu-video-migrate", statistic=f"WiFi ÷ 3G mean throughput with Ethernet down (seconds "
+                                                     f"{_span(ETH_DOWN)}); finite only where 3G carries some",
+          config=CONFIG3 + "; CS244's three-path handover stands for the video's", measure=migrate,
+          checks=CHECKS_LINKS, mismatch=OUTAGE3),
+    claim(P, "cs244-raiciu-video-3g-only", statistic=f"mean total throughput with only 3G up (seconds {_span(CELL_ONLY)}) "
+                                                     f"÷ with every link up ({_span(ALL_UP)})",
+          config=CONFIG3 + "; CS244's three-path handover stands for the video's", measure=cell_only,
+          checks=CHECKS_LINKS, mismatch=OUTAGE3),
+    claim(P, "cs244-raiciu-video-resume", statistic=f"100 × (mean total throughput with every link up again, seconds "
+                                                    f"{_span(BACK)}, ÷ before the outages, {_span(ALL_UP)} − 1)",
+          config=CONFIG3 + "; CS244's three-path handover stands for the video's", measure=resume,
+          margin=RECOVER_MARGIN,
+          margin_reason="the video gives no number ('resumes its previous value'); the margin of "
+                        "cs244-handoff-recover (CS244's words for the same run), declared before our three-path "
+                        "runs existed: within a quarter of the throughput before the outages",
+          mismatch=OUTAGE3),
 ]
 
 
