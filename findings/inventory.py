@@ -118,6 +118,16 @@ def _num(x) -> str:
     return str(int(x)) if x == int(x) and abs(x) < 1e9 else f"{x:.3g}"
 
 
+def declared_tolerance(x: float, no_effect: float) -> tuple[float, str]:
+    """The tolerance of a number the paper gives without a spread: ± RELATIVE_TOLERANCE of its
+    effect (its distance from no effect), of the number itself when the number *is* no
+    effect ("about the same as": a ratio of about 1); and the rule in words."""
+    base = abs(x - no_effect) or abs(x)
+    return RELATIVE_TOLERANCE * base, (
+        f"± {RELATIVE_TOLERANCE:.0%} of {'the paper’s effect' if abs(x - no_effect) else 'the paper’s number'} "
+        f"({_num(base)}): the paper gives no spread for this number (the declared tolerance, findings/inventory.py)")
+
+
 def band_of(e: Entry) -> Band | None:
     """The band of the paper's number, by the one set of reading rules (module doc).
     None for an ordering (direction only) and for a no-difference statement (its
@@ -140,13 +150,7 @@ def band_of(e: Entry) -> Band | None:
         tol = e.precision
         why = f"± {_num(e.precision)} {e.unit}: " + (e.precision_reason or "the precision the paper's figure can be read to")
     else:
-        # of the effect; of the number itself when the paper's number *is* no effect
-        # ("about the same as": a ratio of about 1)
-        base = abs(x - ref) or abs(x)
-        tol = RELATIVE_TOLERANCE * base
-        why = (f"± {RELATIVE_TOLERANCE:.0%} of {'the paper’s effect' if abs(x - ref) else 'the paper’s number'} "
-               f"({_num(base)}): the paper gives no spread for this number (the declared tolerance, "
-               "findings/inventory.py)")
+        tol, why = declared_tolerance(x, ref)
     if ph in ("exact", "about"):
         return Band(x - tol, x + tol, why)
     if ph == "up-to":

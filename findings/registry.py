@@ -17,7 +17,7 @@ import yaml
 from papers import PAPERS
 
 from . import inventory
-from .claim import CALIBRATION, CONDITION, Claim
+from .claim import CALIBRATION, CONDITION, OUTCOME, READING, Claim
 from .inventory import Entry, InventoryError
 
 
@@ -74,7 +74,11 @@ def sized_from(paper: str) -> dict[str, str]:
     except yaml.YAMLError as e:
         raise InventoryError(f"{p}: not valid YAML: {str(e).splitlines()[0]}") from None
     out: dict[str, list[str]] = {}
+    known = set(yaml.safe_load(PAPERS[paper].profiles_file.read_text()) or {}) | {"campaign"}
     for name, prof in (doc.get("profiles") or {}).items():
+        if name not in known:
+            raise InventoryError(f"{p}: profiles.{name}: not a profile of {PAPERS[paper].profiles_file.name} "
+                                 "(or 'campaign')")
         if not isinstance(prof, dict) or not all(isinstance(prof.get(k, []), list)
                                                  for k in ("sized_from", "not_independent")):
             raise InventoryError(f"{p}: profiles.{name}: expected a mapping with 'sized_from' and "
@@ -89,8 +93,15 @@ def sized_from(paper: str) -> dict[str, str]:
 
 
 def _with_basis(c: Claim) -> Claim:
+    """The row's basis: calibration where a profile was sized from (or is decided by) its
+    number; reading where its band reads the paper's words ("no difference" as ± a
+    margin, or as the claim declares); else outcome."""
     why = sized_from(c.paper).get(c.id)
     if not why:
+        if c.basis == OUTCOME and c.equivalence and c.margin is not None:
+            return dataclasses.replace(c, basis=READING, basis_reason=(
+                f"the paper's words ('{c.entry.says}') are read as no more than ± {c.margin:g} {c.unit} around no "
+                f"effect: {c.margin_reason}"))
         return c
     return dataclasses.replace(c, basis=CALIBRATION, basis_reason=f"{why} (papers/{c.paper}/calibration.yaml): "
                                                                   "agreement with it is not independent evidence")

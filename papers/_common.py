@@ -6,6 +6,8 @@ from typing import Iterator
 import numpy as np
 import polars as pl
 
+from findings.claim import PaperNumber
+from findings.inventory import Band, declared_tolerance
 from findings.measure import Group
 
 def one_mptcp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
@@ -46,3 +48,11 @@ def sel(df: pl.DataFrame, **eq) -> pl.DataFrame:
     for k, v in eq.items():
         df = df.filter(pl.col(k).is_null() if v is None else pl.col(k) == v)
     return df
+
+
+def derived_number(value: float, text: str, no_effect: float = 0.0) -> PaperNumber:
+    """A group's own number derived from numbers the paper prints without a spread (a
+    difference of two caption medians): its band by the inventory's declared tolerance."""
+    tol, why = declared_tolerance(value, no_effect)
+    return PaperNumber(value, text, Band(value - tol, value + tol, f"derived from the paper's numbers; {why}"),
+                       abs(value - no_effect))

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from findings import stats
+from findings.claim import READING
 from findings.measure import Facts, Measure, join_notes, pairs, values
 from findings.registry import check, claim
 from papers._common import by, group, keep, one_mptcp_cc, sel
@@ -86,6 +87,21 @@ def mptcp_range(f: Facts) -> Measure:
     groups = [group(f"{b // 1000} KB", x=values(g, "window_mbit"))
               for (b,), g in by(sel(_sweep(r), mode="MP-2").filter(pl.col("buffer_bytes") <= 500_000), "buffer_bytes")]
     return Measure(keep(*groups), stats.mean("x"), note=note, missing="needs cs244 MP-2 runs of the buffer sweep")
+
+
+RAICIU_TOP_MBIT = 3.25  # Raiciu et al.'s MPTCP at the largest buffer, as CS244 restates it ("2-3.25 Mbit/s")
+
+
+def below_original(f: Facts) -> Measure:
+    """Our MPTCP at the sweep's largest buffer ÷ Raiciu's printed 3.25 Mbit/s."""
+    r, note = _runs(f)
+    mp = sel(_sweep(r), mode="MP-2").filter(pl.col("buffer_bytes") <= 500_000)
+    if not mp.height:
+        return Measure(missing="needs cs244 MP-2 runs of the buffer sweep", note=note)
+    top = mp["buffer_bytes"].max()
+    g = group(f"{top // 1000} KB ÷ Raiciu's {RAICIU_TOP_MBIT:g} Mbit/s",
+              x=values(sel(mp, buffer_bytes=top), "window_mbit") / RAICIU_TOP_MBIT)
+    return Measure(keep(g), stats.mean("x", f"mean MPTCP throughput ÷ {RAICIU_TOP_MBIT:g} Mbit/s"), note=note)
 
 
 def single_path(mode: str, max_buffer: int = 500_000):
@@ -299,6 +315,12 @@ CLAIMS = [
           mismatch="with 2-3 % random loss each subflow is loss-limited before the buffer limits it"),
     claim(P, "cs244-mptcp-range", statistic=f"mean MPTCP {WINDOW_TEXT}, per buffer", config=CONFIG,
           measure=mptcp_range, checks=CHECKS_LINKS, mismatch=EMULATED),
+    claim(P, "cs244-mptcp-below-original",
+          statistic=f"mean MPTCP {WINDOW_TEXT} at the sweep's largest buffer (500 KB) ÷ Raiciu et al.'s printed "
+                    "3.25 Mbit/s", config=CONFIG + "; Raiciu's side is the number CS244 restates, not a run",
+          measure=below_original, checks=CHECKS_LINKS,
+          mismatch="our MPTCP is emulated from CS244's links; Raiciu's 3.25 Mbit/s came from real WiFi and 3G "
+                   "(goodput, where CS244 and we measure throughput)"),
     claim(P, "cs244-wifi-full", statistic=f"mean TCP-over-WiFi {WINDOW_TEXT}, per buffer", config=CONFIG,
           measure=single_path("SP-wifi"), checks=CHECKS_LINKS,
           mismatch="3 % random loss at a 12 ms RTT: the Mathis bound (≈ 6.8 Mbit/s) is above the link's rate, so "
@@ -336,7 +358,9 @@ CLAIMS = [
                                                 f"again, seconds {_span(BACK)}, ÷ before the outages, "
                                                 f"{_span(ALL_UP)} − 1)",
           config=CONFIG3, measure=recover, margin=RECOVER_MARGIN, margin_reason=RECOVER_REASON, mismatch=OUTAGE3),
-    claim(P, "cs244-raiciu-video-eth-bulk", statistic=f"100 × Ethernet's bytes ÷ all bytes with every link up (seconds "
+    claim(P, "cs244-raiciu-video-eth-bulk", basis=READING,
+          basis_reason="'the bulk of the bandwidth' is read as more than half of the bytes",
+          statistic=f"100 × Ethernet's bytes ÷ all bytes with every link up (seconds "
                                                       f"{_span(ALL_UP)}), pooled over runs",
           config=CONFIG3 + "; the video's set-up (a screensaver over real links) is not replayable: CS244's "
                            "three-path handover stands for it",
