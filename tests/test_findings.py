@@ -434,6 +434,24 @@ def test_reference_findings(reference):
     assert (computed["n"] >= MIN_RUNS).all() and (groups["n"] >= MIN_RUNS).all()
 
 
+def test_every_failing_check_gates_a_claim_group(reference):
+    """issue 40: a lab check or a paper's condition statement that does not hold here says
+    which verdicts it withholds: it gates at least one compared group of a finding."""
+    from findings.evaluate import ungated_failures
+    t, checks, groups = reference
+    assert ungated_failures(t, checks, groups) == []
+
+
+def test_every_row_says_its_basis(reference):
+    """issue 40: calibration and reading rows say why; only outcome rows count as independent."""
+    from findings.claim import BASES, OUTCOME
+    t, _, _ = reference
+    assert set(t["basis"]) <= set(BASES)
+    for r in t.filter(pl.col("basis") != OUTCOME).iter_rows(named=True):
+        assert len(r["basis_reason"]) > 20, r["id"]
+    assert not t.filter(pl.col("reason").str.contains("takes it as its configuration|takes as its configuration")).height
+
+
 def test_readme_counts_are_the_references(reference):
     """The README's table of verdict counts per paper is what data/reference gives."""
     from findings.evaluate import counts_table
