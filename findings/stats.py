@@ -13,6 +13,10 @@ a paper compares): each compared group is a set of per-run values per role
   freedom), taken back. ``reduction``/``increase`` are 100 × (1 − r) and 100 × (r − 1).
 * ``pooled``: Σ numerator ÷ Σ denominator over runs (packets in order ÷ packets): the
   same union, with the ratio estimator's linearised standard error.
+* ``design``: a property of our own set of configurations (the share of our emulated
+  locations where LTE is faster), computed exactly: the set is the design, not a sample,
+  so its interval is the value itself; what the value rests on (each configuration judged
+  by its runs) is checked by a lab check of its own.
 * ``boot``: anything else (medians, ratios of medians, the best of several
   configurations): the *expanded* percentile bootstrap (Hesterberg 2015, "What teachers
   should know about the bootstrap", §4.2): the percentile interval at the tail
@@ -109,7 +113,7 @@ def expanded_tail(n: int, level: float) -> float:
 class Stat:
     """A statistic of a compared group's per-run values, and its interval method."""
 
-    kind: str  # mean | mean_diff | mean_ratio | pooled | boot
+    kind: str  # mean | mean_diff | mean_ratio | pooled | boot | design
     roles: tuple[str, ...]
     text: str  # what it is, in words
     fn: Callable[[Samples], np.ndarray] | None = field(default=None, compare=False)  # boot: vectorised
@@ -126,7 +130,7 @@ class Stat:
         if self.kind == "pooled":
             a = s[self.roles[0]]
             return float(a[:, 0].sum() / a[:, 1].sum())
-        return float(np.asarray(self.fn({k: v[None, ...] for k, v in s.items()}))[0])
+        return float(np.asarray(self.fn({k: v[None, ...] for k, v in s.items()}))[0])  # boot, design
 
     def _out(self, r: float) -> float:
         return self.scale * (r + self.shift)
@@ -143,6 +147,9 @@ class Stat:
 
     def _raw_interval(self, s: Samples, level: float, seed: int, resamples: int) -> tuple[float, float]:
         q = 1 - (1 - level) / 2
+        if self.kind == "design":
+            r = self._raw(s)
+            return r, r
         if self.kind in ("mean", "pooled"):
             return self._studentized(s, level, seed, resamples)
         if self.kind in ("mean_diff", "mean_ratio"):
@@ -247,6 +254,11 @@ def pooled(role: str = "packets", percent: bool = True, text: str = "pooled frac
 def boot(fn: Callable[[Samples], np.ndarray], roles: tuple[str, ...], text: str) -> Stat:
     """A statistic with no closed-form interval: expanded percentile bootstrap."""
     return Stat("boot", tuple(roles), text, fn)
+
+
+def design(fn: Callable[[Samples], np.ndarray], roles: tuple[str, ...], text: str) -> Stat:
+    """A property of our own set of configurations, exact (module doc): ``fn`` as for boot."""
+    return Stat("design", tuple(roles), text, fn)
 
 
 def med(a: np.ndarray) -> np.ndarray:
