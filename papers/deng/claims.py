@@ -305,8 +305,8 @@ UNPLUG = "backup-unplug"  # Fig. 15g: LTE primary, WiFi backup, the LTE interfac
 
 
 def _unplug_share(f: Facts, runs: pl.DataFrame) -> np.ndarray:
-    """Per run: the client's new-data bytes per second (every path) while the unplugged
-    interface was away ÷ those before the unplug. Seconds count from the first SYN of the
+    """Per run: 100 × the client's new-data bytes per second (every path) while the
+    unplugged interface was away ÷ those before the unplug. Seconds count from the first SYN of the
     run's main connection, which follows the workload's start (the schedule's clock) by a
     fraction of a second, so each window keeps a second's margin: before = the whole
     seconds s with s + 1 ≤ at − 1; away = those with s ≥ at + 1 (the unplug's first second
@@ -321,7 +321,7 @@ def _unplug_share(f: Facts, runs: pl.DataFrame) -> np.ndarray:
         away=pl.col("payload_bytes").filter((s >= at + 1) & (s + 1 <= rp - 1)).sum(),
         n_before=(at.first() - 1).floor(), n_away=(rp.first() - 2).floor() - (at.first() + 1).ceil() + 1)
     per = per.filter((pl.col("n_before") >= 1) & (pl.col("n_away") >= 1) & (pl.col("before") > 0))
-    x = (pl.col("away") / pl.col("n_away")) / (pl.col("before") / pl.col("n_before"))
+    x = 100 * (pl.col("away") / pl.col("n_away")) / (pl.col("before") / pl.col("n_before"))
     return values(per.with_columns(x=x).sort("run_id"), "x")
 
 
@@ -332,7 +332,7 @@ def unplug_stall(f: Facts) -> Measure:
         return Measure(missing=f"needs deng {UNPLUG} runs (backup mode, LTE primary, its interface unplugged and "
                                "re-plugged mid-flow)", note=note)
     return Measure(keep(group("LTE unplugged 3-20 s, WiFi backup", x=_unplug_share(f, runs))),
-                   stats.mean("x", "mean over runs of the bytes per second while unplugged ÷ before"), note=note,
+                   stats.mean("x", "mean over runs of 100 × the bytes per second while unplugged ÷ before"), note=note,
                    missing=f"needs per-second delivery (run_delivery) of the {UNPLUG} runs")
 
 
@@ -439,16 +439,16 @@ CLAIMS = [
           mismatch="with the link simply failing (no 'multipath off'), upstream MPTCP moves to the backup only "
                    "after the WiFi subflow's retransmission timeouts mark it stale"),
     claim(P, "deng-backup-unplug-stall",
-          statistic="mean over runs of the client's new-data bytes per second (all paths) from 1 s after the unplug "
-                    "to 1 s before the re-plug ÷ those before the unplug (whole seconds after the first SYN, a "
-                    "second's margin at each end; client's bytes received per second and path); < 1: less data "
-                    "while the interface is away than before (the paper: none, the connection halts)",
+          statistic="mean over runs of 100 × the client's new-data bytes per second (all paths) from 1 s after the "
+                    "unplug to 1 s before the re-plug ÷ those before the unplug (whole seconds after the first SYN, "
+                    "a second's margin at each end; client's bytes received per second and path); 0 %: nothing "
+                    "arrives while the interface is away (the paper's halt)",
           config="paper: Backup mode of MPTCP v0.88 (kernel 3.11, its fullmesh path manager, which hears of an "
                  "address removed from an interface), LTE primary and WiFi backup, each network a phone tethered by "
                  "USB to a laptop, one long flow, the LTE phone's USB cable pulled at t = 3 s and plugged back at "
                  "t = 68 s (Fig. 15g, one trace); ours: scenario backup-unplug (wifi-better's links: WiFi 8 Mbit/s "
                  "30 ms, LTE 2 Mbit/s 70 ms), backup mode, LTE primary, WiFi (the backup endpoint) faster than LTE "
-                 "so that a failover shows as more data per second than before the unplug and a halt as none; "
+                 "so that a failover can show as more data per second than before the unplug and a halt as none; "
                  "upstream MPTCP (kernel 6.18) with the lab's BPF LIA, a 28-s iperf3 -R download; 3 s after the "
                  "workload starts the client's LTE veth is moved out of the client's namespace (its address and "
                  "routes go with it) and its MPTCP endpoint deleted (what an address manager such as "
