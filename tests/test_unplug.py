@@ -277,3 +277,18 @@ def test_client_capture_of_the_unplugged_interface(unplugged_run):
     assert len(_pcap_times(run_dir / "client.pcap")) == len(first) + len(second) + len(wifi)
     assert json.loads((run_dir / "meta.json").read_text())["unplug"]["schedule"] == [
         {"path": "lte", "at_s": AT, "replug_s": REPLUG}]
+
+
+@needs_testbed
+def test_one_subflow_per_connection_and_address(unplugged_run):
+    """iperf3 opens two MPTCP connections (control, data) from the LTE address: two SYNs
+    on LTE before the unplug (the endpoint the primary's address got at set-up opens no
+    second subflow), two joins over the WiFi backup, and two joins on LTE after the
+    re-plug (the endpoint given back opens one subflow per connection)."""
+    run_dir, _, _ = unplugged_run
+
+    def syns(pcap: str) -> int:
+        p = subprocess.run(["tcpdump", "-r", str(run_dir / pcap), "-n", "tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn"],
+                           capture_output=True, text=True)
+        return len([ln for ln in p.stdout.splitlines() if ln.strip()])
+    assert (syns("client-lte.pcap"), syns("client-wifi.pcap"), syns("client-lte-2.pcap")) == (2, 2, 2)
