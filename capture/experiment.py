@@ -11,10 +11,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import health, kernel, workloads
+from . import health, kernel, sockbuf, workloads
 from .cc import is_bpf
 from .cc.loader import Registered
 from .emulator import PathEmulator, choose_kind
+from .ifevents import InterfaceEvents
 from .pcaps import Capture
 from .spec import SIZED, RunSpec
 from .topology import Topology, sweep
@@ -75,9 +76,12 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
     topo = Topology(run_id=spec.run_id, paths=spec.paths, mode=spec.mode, primary=spec.primary,
                     initiator="server" if spec.workload.startswith("ditg-") else "client",
                     bridge_paths=[p for p, k in kinds.items() if k == "tbf"],
-                    sysctls=sysctls, route_metrics=route_metrics)
+                    sysctls=sysctls, route_metrics=route_metrics,
+                    unplug_paths=list(dict.fromkeys(e["path"] for e in spec.unplug)))
     emus: list[PathEmulator] = []
     cap: Capture | None = None
+    events: InterfaceEvents | None = None
+    sampler: sockbuf.Sampler | None = None
     meta: dict = {
         "run_id": spec.run_id, "campaign": spec.campaign, "scenario": spec.scenario,
         "mode": spec.mode, "transport": "mptcp" if spec.mptcp else "tcp",
@@ -105,24 +109,23 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         cap = Capture(run_dir, {"client": (topo.client_ns, [topo.wires[p].client_if for p in spec.paths]),
                                 "server": (topo.server_ns, [topo.wires[p].server_if for p in spec.paths])})
         cap.start()
+        if spec.sample_socket_buffers:
+            sampler = sockbuf.Sampler(run_dir, {"client": topo.client_ns, "server": topo.server_ns})
+            sampler.start()
         time.sleep(0.2)
-        bind = topo.wires[spec.primary].client_addr
+        if spec.unplug:
+            # the client's capture of a re-plugged interface restarts before its address is back
+            events = InterfaceEvents(topo, spec.unplug,
+                                     on_replug=lambda p: cap.restart("client", topo.wires[p].client_if))
         t_start = time.time()
-        if spec.workload == "http":
-            result = workloads.http_download(topo.client_ns, topo.server_ns, topo.service_addr, bind,
-                                             spec.size_bytes, spec.mptcp, work, spec.seed, spec.timeout_s)
-        elif spec.workload == "iperf3-up":
-            result = workloads.iperf3_upload(topo.client_ns, topo.server_ns, topo.service_addr, bind,
-                                             spec.size_bytes, spec.mptcp, work, spec.timeout_s)
-        elif spec.workload == "iperf3-down":
-            result = workloads.iperf3_download(topo.client_ns, topo.server_ns, topo.service_addr, bind,
-                                               spec.duration_s, spec.mptcp, work, spec.timeout_s)
-        elif spec.workload.startswith("ditg-"):
-            result = workloads.ditg(topo.client_ns, topo.server_ns, bind, spec.workload[5:],
-                                    spec.duration_s, spec.mptcp, run_dir,
-                                    workloads.ditg_seed(spec.campaign_seed, spec.workload[5:], spec.repetition))
-        else:
-            raise ValueError(f"unknown workload {spec.workload!r}")
+        if events:
+            events.start(t_start)
+        result = _workload(spec, topo, work, run_dir)
+        if events:
+            meta["unplug"] = events.stop()
+        if sampler:
+            meta["socket_buffers"] = sampler.stop()
+            sampler = None
         time.sleep(0.5)  # let FIN/ACKs cross the slowest path
         mstate = topo.mptcp_state()
         captures = cap.stop()
@@ -141,7 +144,8 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
             "service_addr": topo.service_addr,
             "service_addrs": ["10.100.0.1", "10.100.0.2"] if spec.mode == "MP-4" else ["10.100.0.1"],
             "namespaces": {"client": topo.client_ns, "server": topo.server_ns,
-                           **{f"emulator_{p}": topo.wires[p].emu_ns for p in spec.paths}},
+                           **{f"emulator_{p}": topo.wires[p].emu_ns for p in spec.paths},
+                           **({"parking": topo.park_ns} if spec.unplug else {})},
             "captures": captures, "snaplen": 256,
             "mptcp_config": mstate,
             "sysctl_profile": prof and {k: v for k, v in prof.items() if k != "sysctl_netns"},
@@ -157,7 +161,9 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         if not spec.keep_interface_pcaps:
             for end in captures.values():
                 for ifc in end["interfaces"].values():
-                    (run_dir / ifc["pcap"]).unlink(missing_ok=True)
+                    for seg in ifc.get("segments", [ifc]):
+                        (run_dir / seg["pcap"]).unlink(missing_ok=True)
+                        seg["pcap"] = None
                     ifc["pcap"] = None
         # checked against its one declaration before it is written: a field of the wrong
         # shape is our defect, said in the log and in the file (the run's packets stay)
@@ -176,6 +182,10 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
     finally:
         old = block_signals()
         try:
+            if events is not None:
+                events.cancel()
+            if sampler is not None:
+                sampler.abort()
             if cap is not None:
                 cap.abort()
             for e in emus:
@@ -191,6 +201,25 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
                 (run_dir / "error.txt").write_text(f"{type(with_err).__name__}: {with_err}\n")
         finally:
             unblock_signals(old)
+
+
+def _workload(spec: RunSpec, topo: Topology, work: Path, run_dir: Path) -> dict:
+    """Run the spec's workload between the namespaces; its ``result`` for meta.json."""
+    bind = topo.wires[spec.primary].client_addr
+    c, s = topo.client_ns, topo.server_ns
+    if spec.workload == "http":
+        return workloads.http_download(c, s, topo.service_addr, bind, spec.size_bytes, spec.mptcp, work, spec.seed,
+                                       spec.timeout_s)
+    if spec.workload == "iperf3-up":
+        return workloads.iperf3_upload(c, s, topo.service_addr, bind, spec.size_bytes, spec.mptcp, work,
+                                       spec.timeout_s)
+    if spec.workload == "iperf3-down":
+        return workloads.iperf3_download(c, s, topo.service_addr, bind, spec.duration_s, spec.mptcp, work,
+                                         spec.timeout_s)
+    if spec.workload.startswith("ditg-"):
+        return workloads.ditg(c, s, bind, spec.workload[5:], spec.duration_s, spec.mptcp, run_dir,
+                              workloads.ditg_seed(spec.campaign_seed, spec.workload[5:], spec.repetition))
+    raise ValueError(f"unknown workload {spec.workload!r}")
 
 
 def _check_coupled(spec: RunSpec, stats: dict) -> None:

@@ -98,6 +98,10 @@ class RunSpec:
     scale: str | None = None           # campaign scale (quick | paper) the run belongs to
     stall_ms: float = STALL_RETRY["late_ms"]  # worst lateness above this = a stalled run
     stall_repeats: int = 0             # how often a stalled run is repeated
+    # the client's interfaces taken away and given back during the run (scenario key
+    # ``unplug``: [{path, at_s, replug_s}], seconds after the workload starts)
+    unplug: list[dict] = field(default_factory=list)
+    sample_socket_buffers: bool = False  # ss skmem every 100 ms (capture/sockbuf.py)
 
     @property
     def paths(self) -> list[str]:
@@ -205,7 +209,7 @@ def _schema_error(v: jsonschema.Draft7Validator, doc, source: str, known_paths=T
     if e.validator == "additionalProperties":
         msg = msg.replace("Additional properties are not allowed", "unknown field")
         if known_paths and len(e.absolute_path) == 2 and e.absolute_path[0] == "scenarios":
-            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, only_sizes, only_ditg_profiles, only_congestion_controls, iperf3_down, sysctl_params, sysctls)"
+            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, only_sizes, only_ditg_profiles, only_congestion_controls, iperf3_down, sysctl_params, sysctls, unplug)"
     elif e.validator == "propertyNames":
         msg = f"unknown key {e.instance!r}"
     elif e.validator == "enum":
@@ -374,6 +378,26 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
             for p in MODE_PATHS[m]:
                 if p not in sc:
                     raise CampaignError(f"{source}: scenarios.{name}: mode {m} needs a {p!r} link profile")
+        if sc.get("unplug"):
+            run_modes = (sc["modes"] if "modes" in sc else modes) + [r["mode"] for r in runs if r["scenario"] == name]
+            _check_unplug(sc["unplug"], run_modes, f"{where_sc}: scenarios.{name}.unplug")
+
+
+def _check_unplug(events: list[dict], run_modes: list[str], where: str) -> None:
+    """A scenario's ``unplug`` schedule: each event's replug after its unplug, one path's
+    events in order without overlap, and a path that every run of the scenario has (an
+    interface the run does not have cannot be unplugged)."""
+    last: dict[str, float] = {}
+    for i, e in enumerate(events):
+        if e["replug_s"] <= e["at_s"]:
+            raise CampaignError(f"{where}.{i}.replug_s: {e['replug_s']:g} is not after at_s {e['at_s']:g}")
+        if e["at_s"] < last.get(e["path"], -1.0):
+            raise CampaignError(f"{where}.{i}.at_s: {e['at_s']:g} is before the replug of path {e['path']!r} at "
+                                f"{last[e['path']]:g} (give one path's events in order, without overlap)")
+        last[e["path"]] = e["replug_s"]
+        for m in dict.fromkeys(run_modes):
+            if e["path"] not in MODE_PATHS[m]:
+                raise CampaignError(f"{where}.{i}.path: mode {m} has no {e['path']!r} path to unplug")
 
 
 def validate(doc, source: str = "campaign", base_dir: Path | None = None, scale: str | None = None) -> dict:
@@ -419,7 +443,8 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
         links[name] = {"profiles": {p: v[0] for p, v in res.items()},
                        "names": {p: v[1] for p, v in res.items() if v[1]},
                        "sysctl_params": {**(doc.get("sysctl_params") or {}), **(sc.get("sysctl_params") or {})},
-                       "sysctls": {**(doc.get("sysctls") or {}), **(sc.get("sysctls") or {})}}
+                       "sysctls": {**(doc.get("sysctls") or {}), **(sc.get("sysctls") or {})},
+                       "unplug": [dict(e) for e in sc.get("unplug") or []]}
 
     cc = doc.get("congestion_control")
     if not cc and doc.get("sysctl_profile"):
@@ -429,6 +454,7 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
     common = dict(campaign=doc["name"], scheduler=doc.get("scheduler", "default"),
                   sysctl_profile=doc.get("sysctl_profile"), timeout_s=doc.get("timeout_s", 120),
                   keep_interface_pcaps=doc.get("keep_interface_pcaps", True), scale=scale,
+                  sample_socket_buffers=bool(doc.get("sample_socket_buffers", False)),
                   base_dir=str(base_dir) if base_dir else None)
     seed = int(doc.get("seed", 1)) if seed is None else int(seed)
     common["campaign_seed"] = seed
@@ -436,8 +462,14 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
 
     def spec(run_id, sc, **kw):
         L = links[sc]
+        if L["unplug"] and kw["workload"].startswith("ditg-"):
+            # D-ITG's connection is the server's (ITGSend): the client's addresses are
+            # signalled, not endpoints an address manager would remove and re-add
+            raise CampaignError(f"{doc['name']}: scenarios.{sc}.unplug: not with D-ITG workloads (run {run_id}); "
+                                "unplug runs need a client-initiated workload (sizes, iperf3_down)")
         return RunSpec(run_id=run_id, scenario=sc, profiles=L["profiles"], profile_names=L["names"],
-                       sysctl_params=L["sysctl_params"], sysctls=L["sysctls"], **common, **kw)
+                       sysctl_params=L["sysctl_params"], sysctls=L["sysctls"],
+                       unplug=[dict(e) for e in L["unplug"]], **common, **kw)
 
     explicit = []
     for r in doc.get("runs") or []:

@@ -125,10 +125,12 @@ class Topology:
     bridge_paths: list[str] = field(default_factory=list)  # paths bridged by the kernel (tbf)
     sysctls: dict[str, str] = field(default_factory=dict)
     route_metrics: dict[str, str] = field(default_factory=dict)  # e.g. {"ssthresh": "45"}
+    unplug_paths: list[str] = field(default_factory=list)  # client interfaces unplugged during the run
     stem: str = ""
     wires: dict[str, PathWire] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
     applied_sysctls: dict[str, dict[str, str]] = field(default_factory=dict)
+    unplugged: dict[str, list[str]] = field(default_factory=dict)  # path -> its removed endpoint's words
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -136,6 +138,7 @@ class Topology:
         self.stem = self.stem or ns_token(self.run_id)
         self.client_ns = f"{self.stem}-cl"
         self.server_ns = f"{self.stem}-sv"
+        self.park_ns = f"{self.stem}-pk"  # where an unplugged interface waits (no addresses, no routes)
         for p in self.paths:
             i = path_index(p)
             self.wires[p] = PathWire(
@@ -144,7 +147,8 @@ class Topology:
 
     @property
     def namespaces(self) -> list[str]:
-        return [self.client_ns, self.server_ns] + [w.emu_ns for w in self.wires.values()]
+        park = [self.park_ns] if self.unplug_paths else []
+        return [self.client_ns, self.server_ns] + [w.emu_ns for w in self.wires.values()] + park
 
     @property
     def service_addr(self) -> str:
@@ -187,6 +191,8 @@ class Topology:
         self._apply_sysctls()
         self._routes()
         self._mptcp()
+        if self.unplug_paths:
+            self._add_ns(self.park_ns)
 
     def _apply_sysctls(self) -> None:
         for ns in (self.client_ns, self.server_ns):
@@ -208,17 +214,23 @@ class Topology:
         for a in SERVICE_ADDRS[:n_svc]:
             sh(["ip", "addr", "add", f"{a}/32", "dev", "lo"], ns=s)
         for w in self.wires.values():
-            table = str(100 + w.index)
-            # client: per-source policy routing, one table per path
-            self._route(c, ["default", "via", w.server_addr, "dev", w.client_if, "table", table])
-            self._route(c, [w.subnet, "dev", w.client_if, "src", w.client_addr, "table", table])
-            sh(["ip", "rule", "add", "from", w.client_addr, "table", table, "priority", str(100 + w.index)], ns=c)
+            self._client_routes(w)
+            sh(["ip", "rule", "add", "from", w.client_addr, "table", str(100 + w.index),
+                "priority", str(100 + w.index)], ns=c)
             # server: the connected route answers each client address on its own path;
             # the metric (e.g. initial ssthresh) goes on it too.
             self._route(s, [w.subnet, "dev", w.server_if, "src", w.server_addr])
-        pw = self.wires[self.primary]
-        # main table: the primary path carries the initial subflow
-        self._route(c, ["default", "via", pw.server_addr, "dev", pw.client_if, "src", pw.client_addr])
+
+    def _client_routes(self, w: PathWire) -> None:
+        """The client's routes over one path (they go with its interface when it is
+        unplugged, and come back with it): the path's own table (per-source policy
+        routing; its rule outlives the interface) and, for the primary path, the main
+        table's default route (the initial subflow's)."""
+        c, table = self.client_ns, str(100 + w.index)
+        self._route(c, ["default", "via", w.server_addr, "dev", w.client_if, "table", table])
+        self._route(c, [w.subnet, "dev", w.client_if, "src", w.client_addr, "table", table])
+        if w.name == self.primary:
+            self._route(c, ["default", "via", w.server_addr, "dev", w.client_if, "src", w.client_addr])
 
     def _mptcp(self) -> None:
         """MPTCP endpoints and limits.
@@ -251,6 +263,14 @@ class Topology:
                     sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow", "fullmesh"], ns=c)
                 for a in SERVICE_ADDRS[1:2]:
                     sh(["ip", "mptcp", "endpoint", "add", a, "dev", "lo", "signal"], ns=s)
+            if self.primary in self.unplug_paths and self.mode in ("MP-2", "backup"):
+                # An address manager (NetworkManager, mptcpd) gives every address an
+                # endpoint and removes it with the address: upstream's path manager has no
+                # netdevice notifier, so an unplugged interface reaches it only that way.
+                # The primary's address is the initial subflow's: the kernel counts this
+                # endpoint as that subflow's and opens no second subflow from it.
+                w = self.wires[self.primary]
+                sh(["ip", "mptcp", "endpoint", "add", w.client_addr, "dev", w.client_if, "subflow"], ns=c)
         else:
             # With a port, the kernel opens its own MP_JOIN listener on that address: the
             # application (ITGRecv) binds its data socket to the primary address only,
@@ -261,6 +281,51 @@ class Topology:
             if self.mode == "MP-4":
                 for w in self.wires.values():
                     sh(["ip", "mptcp", "endpoint", "add", w.server_addr, "dev", w.server_if, "subflow", "fullmesh"], ns=s)
+
+    # ------------------------------------------------------------ unplug / replug
+    def _endpoint_of(self, addr: str) -> list[str] | None:
+        """The client's MPTCP endpoint of ``addr``, as ``ip mptcp endpoint show`` words
+        (``10.2.0.2 id 2 subflow backup dev lte``: also what ``endpoint add`` takes)."""
+        for line in out(["ip", "mptcp", "endpoint", "show"], ns=self.client_ns, check=False).splitlines():
+            words = line.split()
+            if words and words[0] == addr:
+                return words
+        return None
+
+    def unplug(self, path: str, on_device=None) -> list[str] | None:
+        """Take the client's interface of ``path`` out of its namespace, as an unplugged
+        USB tether leaves the host: the kernel drops its address and routes (then
+        ``on_device()``); then its MPTCP endpoint is deleted, as the address manager
+        does (the path manager then closes the subflows from that address and signals
+        REMOVE_ADDR). The device waits in the parking namespace. Returns the endpoint
+        removed (its words)."""
+        w = self.wires[path]
+        ep = self._endpoint_of(w.client_addr)
+        sh(["ip", "link", "set", w.client_if, "netns", self.park_ns], ns=self.client_ns)
+        if on_device:
+            on_device()
+        if ep:
+            sh(["ip", "mptcp", "endpoint", "delete", "id", ep[ep.index("id") + 1]], ns=self.client_ns)
+        self.unplugged[path] = ep or []
+        return ep
+
+    def replug(self, path: str, on_device=None) -> list[str] | None:
+        """Give the interface of ``path`` back, as a re-plugged tether comes back: the
+        device (up, offloads off), then ``on_device()`` (e.g. a new capture on it), then
+        its address, its routes and its MPTCP endpoint as it was (the path manager then
+        opens a subflow from it for every established connection). Returns the endpoint."""
+        w, c = self.wires[path], self.client_ns
+        ep = self.unplugged.pop(path)
+        sh(["ip", "link", "set", w.client_if, "netns", c], ns=self.park_ns)
+        sh(["ip", "link", "set", w.client_if, "up"], ns=c)
+        offloads_off(c, w.client_if)
+        if on_device:
+            on_device()
+        sh(["ip", "addr", "add", f"{w.client_addr}/24", "dev", w.client_if], ns=c)
+        self._client_routes(w)
+        if ep:
+            sh(["ip", "mptcp", "endpoint", "add", *ep], ns=c)
+        return ep or None
 
     def mptcp_state(self) -> dict:
         st = {}

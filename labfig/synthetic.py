@@ -60,6 +60,16 @@ class Builder:
         buf = (s.sysctl_params or {}).get("buffer")
         if buf:
             meta["sysctls_applied"] = {"net.ipv4.tcp_rmem": f"4096\t{buf}\t{buf}"}
+        if s.unplug:
+            meta["unplug"] = {"schedule": s.unplug}
+        if s.sample_socket_buffers:
+            # receive buffers auto-tuned toward tcp_rmem's maximum (4 MiB unless the campaign sets one)
+            # (drawn apart from the grid's generator, so the other runs' values stay as they were)
+            cap = int(str((s.sysctls or {}).get("net.ipv4.tcp_rmem", "4096 131072 4194304")).split()[-1])
+            own = random.Random(run_id)
+            meta["socket_buffers"] = {"client": {"samples": 100, "rcvbuf_mean_bytes": cap * own.uniform(0.8, 0.99),
+                                                 "rcvbuf_max_bytes": cap},
+                                      "server": {"samples": 100, "sndbuf_mean_bytes": cap * own.uniform(0.3, 0.6)}}
         if s.mode == "backup":
             paths = paths[:1] if not links[paths[0]]["outages"] else paths
         # traffic split: proportional to rate / (1 + 50 loss); tiny flows stay on the primary
@@ -115,7 +125,8 @@ class Builder:
                             run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, direction="down", path=p,
                             frame=k, arrival_s=t, dsn=k * 1448, ofo_delay_ms=ofo))
                 if vantage == "client":
-                    down = [o for o in lk["outages"]]
+                    # an unplugged interface delivers nothing, as a link outage
+                    down = [o for o in lk["outages"]] + [(e["at_s"], e["replug_s"]) for e in s.unplug if e["path"] == p]
                     per_s = size * share[p] / max(dl, 1e-3)
                     for sec in range(int(math.ceil(dl))):
                         if any(a <= sec < b for a, b in down):

@@ -146,7 +146,8 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                 ) AS buffer_bytes,
                 coalesce(has_outages, FALSE) AS has_outages,
                 coalesce(stalled, FALSE) AS stalled,
-                complete, app_sent_packets, campaign_seed, scale, duration_s, host, kernel_release, linkem_build
+                complete, app_sent_packets, campaign_seed, scale, duration_s, host, kernel_release, linkem_build,
+                unplug_path, unplug_at_s, replug_at_s
             FROM runs r LEFT JOIN pv USING (run_id) LEFT JOIN outs USING (run_id))
             SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
                    CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
@@ -172,7 +173,10 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "outcome (upstream MPTCP's receive-memory stall over 10/400 ms paths, "
                    "capture/README.md), so such runs are kept and flagged, not left out. host, "
                    "kernel_release, linkem_build: the machine a run was captured on and its builds "
-                   "(meta.json builds; host also from host.hostname), compared before runs are pooled."),
+                   "(meta.json builds; host also from host.hostname), compared before runs are pooled. "
+                   "unplug_path, unplug_at_s, replug_at_s: the client's interface taken away and given back "
+                   "during the run (the first event of meta.json's unplug schedule, seconds after the "
+                   "workload's start; Deng et al. §3.6.1 unplug a tethered phone mid-transfer)."),
         Definition("run_metrics", "view", """
             WITH mc AS (SELECT * FROM main_connections),
             dl AS (SELECT c.run_id, c.download_time_s FROM dl_connections c
@@ -212,7 +216,9 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                 CASE WHEN b.bytes_wifi > 0 THEN b.bytes_cell::DOUBLE / b.bytes_wifi END AS contribution,
                 loss.loss_wifi_pct, loss.loss_cell_pct, rtt.rtt_wifi_mean_ms, rtt.rtt_cell_mean_ms,
                 ofo.ofo_packets, ofo.ofo_in_order, ofo.ofo_over_150ms, ofo.ofo_mean_ms,
-                app.app_latency_ms, app.app_packets
+                app.app_latency_ms, app.app_packets,
+                r.rcvbuf_mean_bytes, r.rcvbuf_max_bytes, r.rcvbuf_used_mean_bytes, r.rcvbuf_samples,
+                r.sndbuf_mean_bytes
             FROM runs r LEFT JOIN dl USING (run_id) LEFT JOIN bytes b USING (run_id)
             LEFT JOIN loss USING (run_id) LEFT JOIN rtt USING (run_id)
             LEFT JOIN ofo USING (run_id) LEFT JOIN app USING (run_id)""",
@@ -238,7 +244,14 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "packets, packets in order on arrival (delay 0), packets waiting > 150 ms (or "
                    "never in order), and the connection mean (Table 6 'connection mean').\n"
                    "app_latency_ms — the D-ITG study's 'average packet latency' of a test run: mean "
-                   "of ITGRecv receive time − ITGSend send time."),
+                   "of ITGRecv receive time − ITGSend send time.\n"
+                   "rcvbuf_* , sndbuf_mean_bytes — socket buffers sampled every 100 ms during the run "
+                   "(campaigns with sample_socket_buffers; meta.json socket_buffers): the client's "
+                   "receive buffer size (ss skmem rb: the auto-tuned sk_rcvbuf of the main connection's "
+                   "MPTCP-level socket, or its TCP socket), mean and largest, the receive memory in use "
+                   "(skmem r), the number of samples, and the server's mean send buffer size (skmem tb). "
+                   "Ferlin et al. §VI-B: 'the measurements returned an average buffer size of more than "
+                   "1900 KiB'."),
         Definition("run_delivery", "view", """
             SELECT d.run_id, d.second,
                    CASE WHEN d.path ILIKE 'wifi%' THEN 'wifi' ELSE 'cell' END AS side,

@@ -183,9 +183,17 @@ def _obj(d: dict, key: str) -> dict:
     return v if isinstance(v, dict) else {}
 
 
+def _first_unplug(meta: dict) -> dict:
+    """The first event of meta.json's unplug schedule ({} when none)."""
+    sched = _obj(meta, "unplug").get("schedule")
+    return sched[0] if isinstance(sched, list) and sched and isinstance(sched[0], dict) else {}
+
+
 def run_columns(meta: dict) -> dict:
     """The runs table's columns that come from meta.json beyond its own fields."""
     result, builds, tools = _obj(meta, "result"), _obj(meta, "builds"), _obj(meta, "tools")
+    unplug, sockbuf = _first_unplug(meta), _obj(meta, "socket_buffers")
+    client, server = _obj(sockbuf, "client"), _obj(sockbuf, "server")
     return {
         "scale": _text(meta.get("scale")), "campaign_seed": _int(meta.get("campaign_seed")),
         "duration_s": _num(meta.get("duration_s")), "buffer_bytes": _buffer_bytes(meta),
@@ -193,6 +201,11 @@ def run_columns(meta: dict) -> dict:
         "host": _text(builds.get("host")) or _text(_obj(meta, "host").get("hostname")),
         "kernel_release": _text(builds.get("kernel")), "linkem_build": _text(builds.get("linkem_sha256")),
         "repo_commit": _text(tools.get("repo_commit")),
+        "unplug_path": _text(unplug.get("path")), "unplug_at_s": _num(unplug.get("at_s")),
+        "replug_at_s": _num(unplug.get("replug_s")),
+        "rcvbuf_mean_bytes": _num(client.get("rcvbuf_mean_bytes")), "rcvbuf_max_bytes": _int(client.get("rcvbuf_max_bytes")),
+        "rcvbuf_used_mean_bytes": _num(client.get("rcvbuf_used_mean_bytes")),
+        "rcvbuf_samples": _int(client.get("samples")), "sndbuf_mean_bytes": _num(server.get("sndbuf_mean_bytes")),
     }
 
 

@@ -76,6 +76,18 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "kernel_release": pl.Utf8,
         "linkem_build": pl.Utf8,  # content hash of the link emulator (builds.linkem_sha256)
         "repo_commit": pl.Utf8,  # the lab's commit (tools.repo_commit)
+        # the client's interface unplugged during the run (meta.json unplug, the first
+        # scheduled event; capture/ifevents.py): seconds after the workload's start
+        "unplug_path": pl.Utf8,
+        "unplug_at_s": pl.Float64,
+        "replug_at_s": pl.Float64,
+        # socket-buffer samples (meta.json socket_buffers, capture/sockbuf.py): the run's
+        # main connection's MPTCP-level socket (TCP: its socket) over the samples
+        "rcvbuf_mean_bytes": pl.Float64,  # client: mean receive buffer size (ss skmem rb)
+        "rcvbuf_max_bytes": pl.Int64,  # client: largest receive buffer size sampled
+        "rcvbuf_used_mean_bytes": pl.Float64,  # client: mean receive memory in use (skmem r)
+        "rcvbuf_samples": pl.Int64,  # client: samples of that socket
+        "sndbuf_mean_bytes": pl.Float64,  # server: mean send buffer size (skmem tb)
         "meta_json": pl.Utf8,  # the whole meta.json, for fields not lifted into columns
     },
     # meta.json's configured paths (pipeline/metadoc.path_rows): one row per path and direction

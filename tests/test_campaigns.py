@@ -229,11 +229,26 @@ def test_ferlin_scenarios_as_the_notebook_expects():
         specs = expand(doc, base_dir=pdir("ferlin"), scale=scale)
         assert {s.size_bytes for s in specs} == {32 * 1024 * 1024}
         assert {s.mode for s in specs} >= {"MP-2", "SP-wifi"}
+        # §VI-B's average buffer size: ferlin's runs sample their socket buffers
+        assert {s.sample_socket_buffers for s in specs} == {True}
+
+
+def test_only_ferlin_samples_socket_buffers():
+    """The sampling is opt-in per campaign: the other campaigns' runs are as before."""
+    for name in PAPERS:
+        specs = expand(load(campaign_file(name)), base_dir=pdir(name), scale="standard")
+        assert {s.sample_socket_buffers for s in specs} == {name == "ferlin"}, name
 
 
 def test_deng_and_ditg_matrices():
     deng = expand(load(campaign_file("deng")), base_dir=pdir("deng"), scale="standard")
-    assert {s.size_bytes for s in deng} == {10_000, 100_000, 1_000_000, 4_000_000}
+    assert {s.size_bytes for s in deng if s.workload == "http"} == {10_000, 100_000, 1_000_000, 4_000_000}
+    # Fig. 15g: LTE primary, WiFi backup, the client's LTE interface unplugged 3-20 s into a
+    # 28-s download, five runs
+    unplug = [s for s in deng if s.unplug]
+    assert len(unplug) == 5 and {(s.scenario, s.mode, s.primary_path, s.workload) for s in unplug} == {
+        ("backup-unplug", "backup", "lte", "iperf3-down")}
+    assert all(s.unplug == [{"path": "lte", "at_s": 3, "replug_s": 20}] and s.duration_s > 20 for s in unplug)
     assert {s.primary_path for s in deng} == {"wifi", "lte"} and {s.mode for s in deng} >= {"MP-2", "backup"}
     # n counts emulated locations (issue 23): at least seven, each with every configuration
     locations = {s.scenario for s in deng if s.mode == "MP-2"}

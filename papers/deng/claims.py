@@ -10,8 +10,10 @@ single-path TCP over each network (cubic) and MPTCP (MP-2) with WiFi or LTE as t
 primary subflow, decoupled ("TCP Reno for each subflow", footnote 5: reno) and coupled
 (lia); one run per configuration, five at ``comparable`` and ``wifi-much-faster``.
 Backup mode (WiFi primary, LTE backup): five 1 MB runs at ``wifi-better``, five 4 MB
-runs with the WiFi link down from 2 s (``backup-failover``). A run's throughput is the
-paper's: flow bytes ÷ download time (``goodput_mbit``).
+runs with the WiFi link down from 2 s (``backup-failover``); five 28-s downloads with LTE
+primary and WiFi backup whose client LTE interface is unplugged from 3 s to 20 s
+(``backup-unplug``, Fig. 15g). A run's throughput is the paper's: flow bytes ÷ download
+time (``goodput_mbit``).
 
 The unit of the paper's CDFs (Fig. 8, 13, 14) and of Fig. 7's "short flows" finding is
 the emulated LOCATION: each location is summarised by the median of its pairs of runs
@@ -317,6 +319,41 @@ def backup_failover(f: Facts) -> Measure:
                    missing="needs per-second delivery (run_delivery) of the backup-failover runs")
 
 
+UNPLUG = "backup-unplug"  # Fig. 15g: LTE primary, WiFi backup, the LTE interface unplugged mid-flow
+
+
+def _unplug_share(f: Facts, runs: pl.DataFrame) -> np.ndarray:
+    """Per run: 100 × the client's new-data bytes per second (every path) while the
+    unplugged interface was away ÷ those before the unplug. Seconds count from the first SYN of the
+    run's main connection, which follows the workload's start (the schedule's clock) by a
+    fraction of a second, so each window keeps a second's margin: before = the whole
+    seconds s with s + 1 ≤ at − 1; away = those with s ≥ at + 1 (the unplug's first second
+    left out, for the sender to notice) and s + 1 ≤ replug − 1. Runs with an empty window,
+    or nothing before the unplug, are not samples."""
+    d = f.delivery.join(runs.select("run_id", "unplug_at_s", "replug_at_s"), on="run_id", how="inner")
+    if not d.height:
+        return np.zeros(0)
+    at, rp, s = pl.col("unplug_at_s"), pl.col("replug_at_s"), pl.col("second")
+    per = d.group_by("run_id").agg(
+        before=pl.col("payload_bytes").filter(s + 1 <= at - 1).sum(),
+        away=pl.col("payload_bytes").filter((s >= at + 1) & (s + 1 <= rp - 1)).sum(),
+        n_before=(at.first() - 1).floor(), n_away=(rp.first() - 2).floor() - (at.first() + 1).ceil() + 1)
+    per = per.filter((pl.col("n_before") >= 1) & (pl.col("n_away") >= 1) & (pl.col("before") > 0))
+    x = 100 * (pl.col("away") / pl.col("n_away")) / (pl.col("before") / pl.col("n_before"))
+    return values(per.with_columns(x=x).sort("run_id"), "x")
+
+
+def unplug_stall(f: Facts) -> Measure:
+    r, note = f.of(P)
+    runs = sel(r, scenario=UNPLUG, mode="backup").filter(pl.col("unplug_at_s").is_not_null())
+    if not runs.height:
+        return Measure(missing=f"needs deng {UNPLUG} runs (backup mode, LTE primary, its interface unplugged and "
+                               "re-plugged mid-flow)", note=note)
+    return Measure(keep(group("LTE unplugged 3-20 s, WiFi backup", x=_unplug_share(f, runs))),
+                   stats.mean("x", "mean over runs of 100 × the bytes per second while unplugged ÷ before"), note=note,
+                   missing=f"needs per-second delivery (run_delivery) of the {UNPLUG} runs")
+
+
 # --------------------------------------------------------------- claims
 
 LOC = "median over the 10 locations of each location's median over its pairs of runs"
@@ -421,6 +458,31 @@ CLAIMS = [
           measure=backup_failover,
           mismatch="with the link simply failing (no 'multipath off'), upstream MPTCP moves to the backup only "
                    "after the WiFi subflow's retransmission timeouts mark it stale"),
+    claim(P, "deng-backup-unplug-stall", basis=READING,
+          basis_reason="Fig. 15g's halt (one Window Update, no data until the re-plug) is read as exactly 0 % of the rate before the unplug, as deng-backup-no-data reads Fig. 15c/d; set after a verification run showed upstream slows down (75 %) rather than halts, because a direction '< 1' could not tell a halt from a slowed failover (papers/deng/inventory.yaml notes)",
+          statistic="mean over runs of 100 × the client's new-data bytes per second (all paths) from 1 s after the "
+                    "unplug to 1 s before the re-plug ÷ those before the unplug (whole seconds after the first SYN, "
+                    "a second's margin at each end; client's bytes received per second and path); 0 %: nothing "
+                    "arrives while the interface is away (the paper's halt)",
+          config="paper: Backup mode of MPTCP v0.88 (kernel 3.11, its fullmesh path manager, which hears of an "
+                 "address removed from an interface), LTE primary and WiFi backup, each network a phone tethered by "
+                 "USB to a laptop, one long flow, the LTE phone's USB cable pulled at t = 3 s and plugged back at "
+                 "t = 68 s (Fig. 15g, one trace); ours: scenario backup-unplug (wifi-better's links: WiFi 8 Mbit/s "
+                 "30 ms, LTE 2 Mbit/s 70 ms), backup mode, LTE primary, WiFi (the backup endpoint) faster than LTE "
+                 "so that a failover can show as more data per second than before the unplug and a halt as none; "
+                 "upstream MPTCP (kernel 6.18) with the lab's BPF LIA, a 28-s iperf3 -R download; 3 s after the "
+                 "workload starts the client's LTE veth is moved out of the client's namespace (its address and "
+                 "routes go with it) and its MPTCP endpoint deleted (what an address manager such as "
+                 "NetworkManager or mptcpd does: upstream's path manager has no netdevice notifier), 20 s after "
+                 "it the veth comes back with its address, routes and endpoint (capture/ifevents.py); the "
+                 "emulated LTE link stays up; 5 runs. A moved veth is not a USB tether: no USB or "
+                 "driver events, no DHCP, the same address comes back; the gap is 17 s, not 65 s (17 s is "
+                 "several times what a failover takes: the path manager closes the subflow at once, a subflow is "
+                 "marked stale after 4 retransmission timeouts)",
+          measure=unplug_stall,
+          mismatch="the paper's halt was a behaviour of the out-of-tree v0.88 kernel its authors could not explain "
+                   "('still under investigation'); upstream MPTCP closes the unplugged address's subflows when its "
+                   "endpoint goes and sends on the remaining backup subflow, so it may not halt at all"),
 ]
 
 

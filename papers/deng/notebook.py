@@ -450,22 +450,28 @@ render(both, fig13_14_chart, "cc_and_network_rel_diff_cdf",
 
 # %% [markdown]
 # ## Backup mode (Fig. 15)
-# Backup mode, WiFi primary, LTE backup (the paper's Fig. 15d, f): the bytes the client
-# received per second on each path, one line per run. Top: 1 MB downloads at `wifi-better`
-# without an outage (`deng-backup-no-data`: the backup carries no data); bottom: 4 MB
-# downloads at `backup-failover` with the WiFi link down from 2 s after the emulator starts
-# (about 1.7 s after the first SYN) to 60 s (grey; `deng-backup-failover`: the LTE backup
-# carries the rest of the file). Our link simply fails (no "multipath off"), so the kernel
-# learns of it from retransmission timeouts.
+# Backup mode (the paper's Fig. 15d, f, g): the bytes the client received per second on
+# each path, one line per run. Top: WiFi primary, LTE backup, 1 MB downloads at
+# `wifi-better` without an outage (`deng-backup-no-data`: the backup carries no data);
+# middle: the same with 4 MB downloads at `backup-failover` and the WiFi link down from
+# 2 s after the emulator starts (about 1.7 s after the first SYN) to 60 s (grey;
+# `deng-backup-failover`: the LTE backup carries the rest of the file; our link simply
+# fails, no "multipath off", so the kernel learns of it from retransmission timeouts);
+# bottom: LTE primary, WiFi backup, 28-s downloads at `backup-unplug` whose client LTE
+# interface is taken away from 3 s to 20 s after the workload starts (grey;
+# `deng-backup-unplug-stall`: the paper's connection halted until the re-plug).
 
 # %%
 backup = query(f"""
-    WITH r AS (SELECT run_id, scenario, download_time_s FROM run_facts
+    WITH r AS (SELECT run_id, scenario, primary_path, download_time_s FROM run_facts
                WHERE {usable('deng', outages=True)} AND mode = 'backup'),
     last AS (SELECT d.run_id, max(d.second) AS s_max FROM run_delivery d JOIN r USING (run_id) GROUP BY ALL),
     grid AS (SELECT r.*, unnest(generate_series(0, last.s_max)) AS second FROM r JOIN last USING (run_id))
     SELECT g.run_id, g.scenario, g.second,
-           CASE p.side WHEN 'wifi' THEN 'WiFi (primary)' ELSE 'LTE (backup)' END AS path,
+           CASE p.side WHEN 'wifi' THEN 'WiFi' ELSE 'LTE' END AS network,
+           CASE WHEN (p.side = 'wifi') = (g.primary_path = 'wifi') THEN 'primary' ELSE 'backup' END AS role,
+           CASE p.side WHEN 'wifi' THEN 'WiFi' ELSE 'LTE' END
+             || CASE WHEN (p.side = 'wifi') = (g.primary_path = 'wifi') THEN ' (primary)' ELSE ' (backup)' END AS path,
            coalesce(d.payload_bytes, 0)::BIGINT AS bytes,
            8 * coalesce(d.payload_bytes, 0)::DOUBLE / 1e6
              / CASE WHEN g.download_time_s > g.second AND g.download_time_s < g.second + 1
@@ -478,14 +484,19 @@ outages = query(f"""
     FROM run_config c JOIN run_outages o USING (run_id)
     WHERE {usable('deng', 'c', outages=True)} AND c.mode = 'backup' AND o.direction = 'down'
       AND o.path IN ('wifi', 'lte')
+    UNION ALL
+    SELECT DISTINCT scenario, unplug_path, unplug_at_s, replug_at_s
+    FROM run_config WHERE {usable('deng', outages=True)} AND mode = 'backup' AND unplug_at_s IS NOT NULL
     ORDER BY ALL""") if backup.height else pl.DataFrame()
 BACKUP_CASES = {"wifi-better": ("Fig. 15d: 1 MB at wifi-better, no outage", "deng-backup-no-data"),
                 "backup-failover": ("Fig. 15f: 4 MB at backup-failover, WiFi link down from 2 s",
-                                    "deng-backup-failover")}
+                                    "deng-backup-failover"),
+                "backup-unplug": ("Fig. 15g: LTE primary, its interface unplugged from 3 s to 20 s",
+                                  "deng-backup-unplug-stall")}
 
 
 def backup_chart(d):
-    d = steps(d, ["run_id", "path"])
+    d = steps(d, ["run_id", "network", "role", "path"])
     panels = []
     for scen, (title, cid) in BACKUP_CASES.items():
         p = d.filter(pl.col("scenario") == scen)
@@ -496,9 +507,12 @@ def backup_chart(d):
         o = outages.filter(pl.col("scenario") == scen) if outages.height else outages
         if o.height:
             name = pl.col("path").replace_strict({"wifi": "WiFi", "lte": "LTE"}, default=pl.col("path"))
+            # outages count from the emulator's start, unplugs from the workload's
+            what, since = (("interface unplugged", "the workload's start") if scen == "backup-unplug"
+                           else ("link down", "the emulator's start"))
             band = o.with_columns(b=pl.min_horizontal(pl.col("up_s"), pl.lit(float(x_end))),
-                                  label=pl.format("{} link down (from {} s after the emulator's start)", name, pl.col("down_s")),
-                                  what=pl.format("{} link down from {} s to {} s after the emulator starts",
+                                  label=pl.format(f"{{}} {what} (from {{}} s after {since})", name, pl.col("down_s")),
+                                  what=pl.format(f"{{}} {what} from {{}} s to {{}} s after {since}",
                                                  name, pl.col("down_s"), pl.col("up_s")))
             layers += [alt.Chart(band).mark_rect(color="grey", opacity=0.18).encode(x="down_s:Q", x2="b:Q",
                                                                                     tooltip=["what:N"]),
@@ -508,11 +522,10 @@ def backup_chart(d):
         layers.append(alt.Chart(p).mark_line(interpolate="step-after", strokeWidth=2, opacity=0.7).encode(
             x=alt.X("second:Q", title="time since the first SYN (s)", scale=alt.Scale(domain=[0, x_end])),
             y=alt.Y("mbit:Q", title="throughput in that second (Mbit/s)"),
-            color=alt.Color("path:N", title="path", sort=["WiFi (primary)", "LTE (backup)"],
-                            scale=alt.Scale(domain=["WiFi (primary)", "LTE (backup)"], range=["#1f77b4", "#d62728"])),
-            strokeDash=alt.StrokeDash("path:N", title="path", sort=["WiFi (primary)", "LTE (backup)"],
-                                      scale=alt.Scale(domain=["WiFi (primary)", "LTE (backup)"],
-                                                      range=[[1, 0], [5, 3]])),
+            color=alt.Color("network:N", title="path", sort=["WiFi", "LTE"],
+                            scale=alt.Scale(domain=["WiFi", "LTE"], range=["#1f77b4", "#d62728"])),
+            strokeDash=alt.StrokeDash("role:N", title="subflow", sort=["primary", "backup"],
+                                      scale=alt.Scale(domain=["primary", "backup"], range=[[1, 0], [5, 3]])),
             detail="run_id:N",
             tooltip=["run_id", "path", "second:Q", "bytes:Q", alt.Tooltip("mbit:Q", format=".3g")]))
         panels.append(alt.layer(*layers).properties(
@@ -522,10 +535,12 @@ def backup_chart(d):
 
 
 render(backup, backup_chart, "backup_mode", "Backup mode: throughput per path and second (Deng Fig. 15)",
-       caption="Client's bytes received per second on each path (run_delivery), backup mode with WiFi primary and "
-               "LTE backup; grey: the WiFi outage.",
-       paper_ref="Deng et al. IMC'14 Fig. 15d, 15f",
-       empty_msg="No deng backup-mode runs (wifi-better 1 MB, backup-failover 4 MB) with per-second delivery.")
+       caption="Client's bytes received per second on each path (run_delivery), backup mode (solid: the primary "
+               "subflow's path, dashed: the backup's); grey: the WiFi outage, or the time the LTE interface was "
+               "unplugged (seconds after the workload's start, a fraction of a second before the first SYN).",
+       paper_ref="Deng et al. IMC'14 Fig. 15d, 15f, 15g",
+       empty_msg="No deng backup-mode runs (wifi-better 1 MB, backup-failover 4 MB, backup-unplug 28 s) with "
+                 "per-second delivery.")
 
 # %% [markdown]
 # ## The claims, group by group

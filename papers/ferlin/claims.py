@@ -9,7 +9,8 @@ MPTCP) and five with single-path TCP reno over the reference path (SP-wifi). Pat
 ("MPTCP opens the first subflow on WLAN for 3G+WLAN and 2G+WLAN, and first on 3G for
 2G+3G", §VI): WLAN, WLAN, 3G; path ``lte`` the other one: 3G, 2G, 2G. No single-path
 run over 2G (SP-lte is not run at the standard scale). Only default MPTCP's side of the
-paper: DRePaS is an out-of-tree scheduler the lab does not have.
+paper: DRePaS is an out-of-tree scheduler the lab does not have. Every run samples the
+client's and the server's socket buffers every 100 ms (``sample_socket_buffers``).
 
 Table I's "relative path contribution" is computed per run as min(bytes) ÷ max(bytes)
 of the two paths (the non-best subflow relative to the best, ≤ 1), not from
@@ -170,6 +171,18 @@ def uses_2g(f: Facts) -> Measure:
                    missing="needs ferlin 2G+WLAN and 2G+3G MP-2 runs with per-second delivery (run_delivery)")
 
 
+def avg_buffer(f: Facts) -> Measure:
+    groups, notes = [], []
+    for s in ("2G+WLAN", "2G+3G"):
+        mp, note = _mp(f, s)
+        notes.append(note)
+        groups.append(group(s, x=values(mp, "rcvbuf_mean_bytes") / 1024))
+    return Measure(keep(*groups), stats.mean("x", "mean over MP-2 runs of each run's mean receive buffer (KiB)"),
+                   note=join_notes(*dict.fromkeys(notes)),
+                   missing="needs ferlin 2G+WLAN and 2G+3G MP-2 runs with sampled socket buffers "
+                           "(sample_socket_buffers: runs.rcvbuf_mean_bytes)")
+
+
 CONTRIB_TEXT = ("mean over MP-2 runs of the relative path contribution: per run the payload bytes of the smaller "
                 "subflow ÷ those of the larger (best) subflow (server trace)")
 CONTRIB_CONFIG = (CONFIG + "; Table I's 'X/Y' read as the contribution of the non-best subflow relative to the best "
@@ -227,6 +240,20 @@ CLAIMS = [
           checks=checks_of("2G+WLAN", "2G+3G"),
           mismatch="upstream MPTCP's default scheduler sends on the slow subflow only when the fast one's "
                    "congestion window is full; a 2G path idle for whole seconds means the WLAN/3G subflow had room"),
+    claim(P, "ferlin-avg-buffer-1900",
+          statistic="mean over the MP-2 runs of each run's mean receive-buffer size in KiB, per 2G scenario: the "
+                    "client's MPTCP-level socket's receive buffer (sk_rcvbuf, ss skmem rb), sampled every 100 ms "
+                    "while the connection is established (runs.rcvbuf_mean_bytes ÷ 1024). The paper does not say "
+                    "which buffer it averaged (receive or send, allocated size or occupied memory) nor how; we "
+                    "take the auto-tuned receive buffer its 2 MiB cap bounds",
+          config=CONFIG + "; buffers sampled with ss (iproute2 6.1) in the client's namespace: upstream MPTCP tunes "
+                          "the receive buffer on the MPTCP-level socket (mptcp_rcv_space_adjust, capped by "
+                          "tcp_rmem's 2 MiB) and copies it to its subflows; v0.88 tuned it on the meta-socket too, "
+                          "by its own rules",
+          measure=avg_buffer, checks=checks_of("2G+WLAN", "2G+3G"),
+          mismatch=f"{EMULATED}; auto-tuning grows the buffer with the data delivered per RTT, so how near the "
+                   "2 MiB cap it stays depends on our links' rates and RTTs and on upstream's tuning rules, not "
+                   "v0.88's; a run's mean includes the first seconds before the buffer has grown"),
 ]
 
 
