@@ -29,8 +29,9 @@ congestion control whose ``init`` resets ssthresh, as bbr's does) fails the run.
 
 What else the warm-up leaves in the cache, and why it does not matter: rtt/rttvar of
 the handshake over the bridge (tens of µs; ``tcp_init_metrics`` uses the cached RTT
-only to seed the first RTO when it exceeds the new connection's handshake RTT, which an
-emulated path's always does); an unlocked cwnd (not applied: only a locked cwnd, a
+only to seed the first RTO when it is above the new connection's handshake RTT, which on
+a path with any delay it never is, and the RTO it gives is then the 200 ms floor); an
+unlocked cwnd (not applied: only a locked cwnd, a
 clamp, is); no reordering (an empty connection sees none). Each pair also has a
 TIME-WAIT socket on ``PORT`` and resolved neighbours.
 
@@ -91,7 +92,7 @@ def seed(topo, want: int, work: Path, bridged: list[str] = ()) -> dict:
     pairs = address_pairs(topo)
     ends = {"client": topo.client_ns, "server": topo.server_ns}
     added = [p for p in topo.wires if p not in bridged]
-    srv = None
+    srv, t0 = None, time.monotonic()
     try:
         for p in added:
             topo.bridge(p)
@@ -120,6 +121,7 @@ def seed(topo, want: int, work: Path, bridged: list[str] = ()) -> dict:
         for p in added:
             topo.unbridge(p)
     rec = record(want, pairs, caches, client_side, server_side, before)
+    rec["duration_s"] = round(time.monotonic() - t0, 3)
     bad = [f"{r['client_addr']}-{r['server_addr']} ({r['path']}): {end} started at {_say(v)}"
            for r in rec["pairs"] for end, v in r["started_with"].items() if v != want]
     if bad:
