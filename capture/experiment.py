@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import health, kernel, sockbuf, workloads
+from . import health, kernel, sockbuf, ssthresh, workloads
 from .cc import is_bpf
 from .cc.loader import Registered
 from .emulator import PathEmulator, choose_kind
@@ -63,6 +63,10 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         sysctls.update(prof["sysctl_netns"])
         route_metrics.update(prof.get("route", {}))
     sysctls.update({k: str(v) for k, v in (spec.sysctls or {}).items() if k not in kernel.GLOBAL_SYSCTLS})
+    # a route ssthresh takes effect only through the tcp_metrics cache (capture/ssthresh.py)
+    want_ssthresh = ssthresh.requested(route_metrics, f"sysctl profile {spec.sysctl_profile}: route")
+    if want_ssthresh is not None:
+        sysctls.update(ssthresh.SYSCTLS)
     # lia/olia/balia are BPF programs (capture/cc), registered for the run's duration
     # only. They are registered non-restricted, so the namespaces may also take them
     # as default (sockets without a route metric, the MPTCP connection itself).
@@ -99,6 +103,8 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         if coupled:
             coupled.start()   # before the routes that name it
         topo.build()
+        if want_ssthresh is not None:   # before the emulators: the warm-up is in no log or pcap
+            meta["initial_ssthresh"] = ssthresh.seed(topo, want_ssthresh, work, bridged=topo.bridge_paths)
         load0 = health.sample()
         for i, p in enumerate(spec.paths):
             e = PathEmulator(topo.wires[p], spec.profiles[p], run_dir, seed=spec.seed * 10 + i,
@@ -137,12 +143,12 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         if coupled:
             coupled.stop()
             meta["congestion_control_impl"] = coupled.as_meta()
-            _check_coupled(spec, coupled.stats)
+            _check_coupled(spec, coupled.stats, (meta.get("initial_ssthresh") or {}).get("sockets", 0))
         meta.update({
             "finished_at": now_iso(), "workload_started_s": t_start, "result": result,
             "paths": {p: {**topo.wires[p].as_meta(), **e.as_meta()} for p, e in zip(spec.paths, emus)},
             "service_addr": topo.service_addr,
-            "service_addrs": ["10.100.0.1", "10.100.0.2"] if spec.mode == "MP-4" else ["10.100.0.1"],
+            "service_addrs": topo.service_addrs,
             "namespaces": {"client": topo.client_ns, "server": topo.server_ns,
                            **{f"emulator_{p}": topo.wires[p].emu_ns for p in spec.paths},
                            **({"parking": topo.park_ns} if spec.unplug else {})},
@@ -222,11 +228,14 @@ def _workload(spec: RunSpec, topo: Topology, work: Path, run_dir: Path) -> dict:
     raise ValueError(f"unknown workload {spec.workload!r}")
 
 
-def _check_coupled(spec: RunSpec, stats: dict) -> None:
+def _check_coupled(spec: RunSpec, stats: dict, warmup_sockets: int = 0) -> None:
     """A run that asked for a coupled algorithm must have used it: never record a run
-    whose subflows silently ran something else."""
+    whose subflows silently ran something else. ``warmup_sockets``: plain TCP sockets
+    the initial-ssthresh warm-up opened under it (capture/ssthresh.py), not the workload's."""
     if spec.mptcp and not stats.get("subflows_coupled"):
         raise RuntimeError(f"{spec.congestion_control} was registered but no MPTCP subflow used it "
                            f"(program counters: {stats})")
-    if not spec.mptcp and not (stats.get("plain_tcp_sockets") or stats.get("subflows_coupled")):
-        raise RuntimeError(f"{spec.congestion_control} was registered but no socket used it ({stats})")
+    if not spec.mptcp and not ((stats.get("plain_tcp_sockets") or 0) > warmup_sockets
+                               or stats.get("subflows_coupled")):
+        raise RuntimeError(f"{spec.congestion_control} was registered but no socket of the workload used it "
+                           f"({stats}; {warmup_sockets} warm-up sockets)")

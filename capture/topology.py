@@ -154,6 +154,24 @@ class Topology:
     def service_addr(self) -> str:
         return SERVICE_ADDRS[0]
 
+    @property
+    def service_addrs(self) -> list[str]:
+        """The server's service addresses in this mode (MP-4 has a second one)."""
+        return SERVICE_ADDRS[:2 if self.mode == "MP-4" else 1]
+
+    def bridge(self, path: str) -> None:
+        """Join the path's two emulator-side veths with a kernel bridge (``br0``): the
+        wire of a tbf path, or a plain wire for a moment before linkem takes it."""
+        e, w = self.wires[path].emu_ns, self.wires[path]
+        sh(["ip", "link", "add", "br0", "type", "bridge", "forward_delay", "0", "stp_state", "0"], ns=e)
+        for ifc in (w.emu_client_if, w.emu_server_if):
+            sh(["ip", "link", "set", ifc, "master", "br0"], ns=e)
+        sh(["ip", "link", "set", "br0", "up"], ns=e)
+
+    def unbridge(self, path: str) -> None:
+        """Remove the path's bridge (its veths stay up, free for linkem)."""
+        sh(["ip", "link", "del", "br0"], ns=self.wires[path].emu_ns)
+
     # ---------------------------------------------------------------- build
     def _add_ns(self, ns: str) -> None:
         sh(["ip", "netns", "add", ns])
@@ -179,10 +197,7 @@ class Topology:
                 sh(["ip", "link", "set", ifc, "up"], ns=e)
                 offloads_off(e, ifc)
             if w.name in self.bridge_paths:
-                sh(["ip", "link", "add", "br0", "type", "bridge", "forward_delay", "0", "stp_state", "0"], ns=e)
-                for ifc in (w.emu_client_if, w.emu_server_if):
-                    sh(["ip", "link", "set", ifc, "master", "br0"], ns=e)
-                sh(["ip", "link", "set", "br0", "up"], ns=e)
+                self.bridge(w.name)
             for ns, ifc, addr in ((self.client_ns, w.client_if, w.client_addr),
                                   (self.server_ns, w.server_if, w.server_addr)):
                 sh(["ip", "addr", "add", f"{addr}/24", "dev", ifc], ns=ns)
@@ -210,8 +225,7 @@ class Topology:
 
     def _routes(self) -> None:
         c, s = self.client_ns, self.server_ns
-        n_svc = 2 if self.mode == "MP-4" else 1
-        for a in SERVICE_ADDRS[:n_svc]:
+        for a in self.service_addrs:
             sh(["ip", "addr", "add", f"{a}/32", "dev", "lo"], ns=s)
         for w in self.wires.values():
             self._client_routes(w)

@@ -75,6 +75,8 @@ def test_chen_profile_values():
     assert p["sysctl"]["net.ipv4.tcp_no_metrics_save"] == "1"
     assert p["sysctl"]["net.ipv4.tcp_rmem"].split()[-1] == str(8 * 1024 * 1024)
     assert p["route"]["ssthresh"].split()[-1] == "45"
+    from capture import ssthresh
+    assert ssthresh.requested(p["route"]) == 45   # what the capture makes the initial ssthresh
 
 
 def test_cs244_sweep_param():
