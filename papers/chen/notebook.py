@@ -872,13 +872,23 @@ render(sp_runs, sp_chart, "single_path_loss_rtt", "Single-path loss and RTT per 
 # over the runs of that table's scenarios [95 % interval], n runs) with the lab check's
 # verdict: *agree* when our interval lies within the paper's mean ± 1.96 standard errors
 # (below 0.03 % for "~"), *disagree* when it lies outside, *inconclusive* when it straddles
-# an edge; "not run" where the campaign has no runs of that size. Tables 2-5: single-path
+# an edge; "not run" where the campaign has no runs of that size. Where a row has several
+# groups, *disagree* needs the wider multiple-group (Bonferroni) interval outside the band:
+# it is shown where it differs. Tables 2-5: single-path
 # (cubic) runs; Table 6: the subflows of MP-2 (lia) runs (WiFi pools the three carriers').
 # Below each: the paper's words about those paths (the inventory's condition rows, computed
 # per cell of the runs they describe), with ours per cell and the verdict; a failing one
 # makes the groups measured on that cell *not comparable* too.
 
 # %%
+def ci_md(r: dict, unit: str = "") -> str:
+    """Our estimate [95 % CI] and, where it is wider, the multiple-group (Bonferroni)
+    interval a *disagree* needs to lie outside the band."""
+    ci, adj = (f"[{num(r[lo])}, {num(r[hi])}]" for lo, hi in (("ci_low", "ci_high"), ("ci_low_adj", "ci_high_adj")))
+    text = f"{num(r['value'])} {ci}{' ' + unit if unit else ''}"
+    return text + (f"<br>(Bonferroni {adj})" if finite(r["ci_low_adj"]) and adj != ci else "")
+
+
 def cell_md(cid: str, paper: tuple[float, float] | None, unit: str) -> str:
     """One cell: the paper's number and ours with the check's verdict."""
     text = "~ (< 0.03 %)" if paper is None else f"{paper[0]:g} ± {paper[1]:g} {unit}"
@@ -887,8 +897,7 @@ def cell_md(cid: str, paper: tuple[float, float] | None, unit: str) -> str:
         return f"paper {text}<br>_not run_"
     r = g.row(0, named=True)
     entry = f" (`{cid}`)" if not cid.startswith("lab-") else ""
-    return (f"paper {text}<br>ours {num(r['value'])} [{num(r['ci_low'])}, {num(r['ci_high'])}], n = {r['n']}"
-            f"<br>**{r['magnitude']}**{entry}")
+    return f"paper {text}<br>ours {ci_md(r)}, n = {r['n']}<br>**{r['magnitude']}**{entry}"
 
 
 def checks_md(table: str) -> str:
@@ -915,8 +924,7 @@ def statements_md(table: str) -> str:
     lines = ["| statement | the paper | path | " + " | ".join(sizes) + " |", "|---|---|---|" + "---|" * len(sizes)]
     for (cid, path), rows in g.group_by("id", "path", maintain_order=True):
         r = row_of(cid)
-        have = {z["size"]: f"{num(z['value'])} [{num(z['ci_low'])}, {num(z['ci_high'])}] {r['unit'] or ''}<br>"
-                           f"**{z['magnitude']}**" for z in rows.iter_rows(named=True)}
+        have = {z["size"]: f"{ci_md(z, r['unit'] or '')}<br>**{z['magnitude']}**" for z in rows.iter_rows(named=True)}
         lines.append(f"| `{cid}`: {r['says']} | {r['paper_text']} | {path} | "
                      + " | ".join(have.get(z, "") for z in sizes) + " |")
     return "\n".join(lines)
