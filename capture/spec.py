@@ -63,7 +63,7 @@ STALL_RETRY = {"late_ms": 5.0, "repeats": 2}
 # Link profile keys (capture/emulator.py maps them onto linkem or tbf).
 DIRECTION_KEYS = {"delay_ms", "jitter_ms", "loss", "llr", "rate_mbit", "trace", "queue_bytes",
                   "queue_packets", "outages"}
-PROFILE_KEYS = DIRECTION_KEYS | {"rtt_ms", "down", "up"}
+PROFILE_KEYS = DIRECTION_KEYS | {"rtt_ms", "down", "up", "by_size"}
 
 
 class CampaignError(ValueError):
@@ -128,6 +128,18 @@ def direction(profile: dict, d: str) -> dict:
     if "rtt_ms" in (profile.get(d) or {}):
         res["delay_ms"] = res.pop("rtt_ms") / 2
     return res
+
+
+def at_size(profile: dict, size: int) -> dict:
+    """A profile as it applies to a download of ``size`` bytes: its ``by_size`` entry for
+    that size (if any) merged over it, ``by_size`` itself gone (the emulator and meta.json
+    see one set of settings)."""
+    by = profile.get("by_size")
+    if not by:
+        return profile
+    base = {k: v for k, v in profile.items() if k != "by_size"}
+    over = next((v for k, v in by.items() if parse_size(k) == size), None)
+    return _merge_profile(base, over) if over else base
 
 
 def parse_size(v) -> int:
@@ -467,7 +479,8 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
             # signalled, not endpoints an address manager would remove and re-add
             raise CampaignError(f"{doc['name']}: scenarios.{sc}.unplug: not with D-ITG workloads (run {run_id}); "
                                 "unplug runs need a client-initiated workload (sizes, iperf3_down)")
-        return RunSpec(run_id=run_id, scenario=sc, profiles=L["profiles"], profile_names=L["names"],
+        profiles = {p: at_size(prof, kw.get("size_bytes") or 0) for p, prof in L["profiles"].items()}
+        return RunSpec(run_id=run_id, scenario=sc, profiles=profiles, profile_names=L["names"],
                        sysctl_params=L["sysctl_params"], sysctls=L["sysctls"],
                        unplug=[dict(e) for e in L["unplug"]], **common, **kw)
 

@@ -44,7 +44,7 @@ SCENARIOS: dict[str, tuple[str, str]] = {
     "att": ("att", "t3"), "att-4path": ("att", "t3"),
     "att-large": ("att", "t5"), "att-large-4path": ("att", "t5"),
     "coffee-att": ("coffee-att", "t4"),
-    **{f"fig2-{c}-{s}": (c, "t2") for c in ("att", "verizon", "sprint") for s in ("64kb", "512kb", "2mb")},
+    **{f"fig2-{c}": (c, "t2") for c in ("att", "verizon", "sprint")},
     **{f"t6-{c}": (c, "t6") for c in ("att", "verizon", "sprint")},
 }
 TABLES = {"t2": "Table 2", "t3": "Table 3", "t4": "Table 4", "t5": "Table 5", "t6": "Table 6"}
