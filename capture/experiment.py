@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import health, kernel, workloads
+from . import ditg_schedule, health, kernel, workloads
 from .cc import is_bpf
 from .cc.loader import Registered
 from .emulator import PathEmulator, choose_kind
@@ -120,7 +120,8 @@ def run_one(spec: RunSpec, run_dir: Path, attempts: list[dict] | None = None) ->
         elif spec.workload.startswith("ditg-"):
             result = workloads.ditg(topo.client_ns, topo.server_ns, bind, spec.workload[5:],
                                     spec.duration_s, spec.mptcp, run_dir,
-                                    workloads.ditg_seed(spec.campaign_seed, spec.workload[5:], spec.repetition))
+                                    ditg_schedule.schedule_seed(spec.campaign_seed, spec.workload[5:],
+                                                                spec.repetition))
         else:
             raise ValueError(f"unknown workload {spec.workload!r}")
         time.sleep(0.5)  # let FIN/ACKs cross the slowest path
