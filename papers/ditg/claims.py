@@ -20,7 +20,7 @@ repetition) and replayed by ITGSend (``-Ft``/``-Fs``/``-z``), so the TCP and MPT
 a repetition are offered the same packets: lab checks ``lab-ditg-same-offered-load*``
 compare, per repetition pair, the schedule files' hash (``app_schedule_sha256``) and the
 packets ITGSend generated (``app_sent_packets``), with no tolerance. Each test drains:
-ITGSend's close waits (SO_LINGER) until every byte is acknowledged, up to twice the test
+ITGSend's close waits (SO_LINGER) until every byte is acknowledged, up to four times the test
 plus 20 s, so ITGRecv no longer drops what is still queued when the schedule ends (the
 earlier protocol's lossy Netflix runs received 37-47 % of their packets, and their means
 measured the test's length). A packet that never arrives would be the latest and
@@ -561,7 +561,7 @@ DELIVERED_QUOTE = ("the latency a packet experienced from being sent by the ITGS
                    "was received by the ITGRecv application on the Client, i.e., the application-level packet "
                    "latency, was measured")
 DELIVERED_CONFIG = ("ours: each test drains after its schedule (ITGSend's close waits, SO_LINGER, until every byte is "
-                    "acknowledged, up to 2 × the test + 20 s); received = packets with a latency (ITGDec on "
+                    "acknowledged, up to 4 × the test + 20 s); received = packets with a latency (ITGDec on "
                     "ITGRecv's log, app_latency), generated = ITGDec on ITGSend's log (result.sent_packets)")
 DELIVERED_TOLERANCE = ("declared with the draining protocol, before its data: TCP delivers every byte it accepted, so a "
                        "test that drained received 100 %; a packet missing is one still queued at the drain limit, "
