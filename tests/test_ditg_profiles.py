@@ -98,6 +98,7 @@ def test_itgsend_replays_the_schedule_exactly(netns, tmp_path, profile):
     _replayed(tmp_path, res)
     assert res["drained"] and res["complete"] and res["delivered_share"] == 1.0
     assert res["received_packets"] == res["sent_packets"] and 0 <= res["drain_s"] < 1
+    assert res["itgsend_timer_slack_ns"] == 1  # every ITGSend thread's, set from outside
 
 
 @needs_ditg
