@@ -20,8 +20,8 @@ repetition) and replayed by ITGSend (``-Ft``/``-Fs``/``-z``), so the TCP and MPT
 a repetition are offered the same packets: lab checks ``lab-ditg-same-offered-load*``
 compare, per repetition pair, the schedule files' hash (``app_schedule_sha256``) and the
 packets ITGSend generated (``app_sent_packets``), with no tolerance. Each test drains:
-ITGSend's close waits (SO_LINGER) until every byte is acknowledged, up to four times the test
-plus 20 s, so ITGRecv no longer drops what is still queued when the schedule ends (the
+ITGSend's close waits (SO_LINGER) until every byte is acknowledged, up to four times
+the test plus 20 s, so ITGRecv no longer drops what is still queued when the schedule ends (the
 earlier protocol's lossy Netflix runs received 37-47 % of their packets, and their means
 measured the test's length). A packet that never arrives would be the latest and
 longest-delayed, so a run's mean is a lower bound unless every packet arrived: the lab
@@ -271,6 +271,8 @@ CHK_ASYM = ("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym")
 CHK_P1 = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p1", "lab-ditg-same-offered-load")
 CHK_P2 = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p2", "lab-ditg-same-offered-load")
 CHK_BOTH = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p1", "lab-ditg-loss-p2", "lab-ditg-same-offered-load")
+
+
 def _dl(*configs: str) -> tuple[str, ...]:
     """The delivered-share lab checks of the configurations a claim compares (``DELIVERED``)."""
     return tuple(f"lab-ditg-delivered-{c}" for c in configs)
