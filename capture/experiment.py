@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import health, kernel, sockbuf, ssthresh, workloads
+from . import ditg_schedule, health, kernel, sockbuf, ssthresh, workloads
 from .cc import is_bpf
 from .cc.loader import Registered
 from .emulator import PathEmulator, choose_kind
@@ -224,7 +224,7 @@ def _workload(spec: RunSpec, topo: Topology, work: Path, run_dir: Path) -> dict:
                                          spec.timeout_s)
     if spec.workload.startswith("ditg-"):
         return workloads.ditg(c, s, bind, spec.workload[5:], spec.duration_s, spec.mptcp, run_dir,
-                              workloads.ditg_seed(spec.campaign_seed, spec.workload[5:], spec.repetition))
+                              ditg_schedule.schedule_seed(spec.campaign_seed, spec.workload[5:], spec.repetition))
     raise ValueError(f"unknown workload {spec.workload!r}")
 
 

@@ -3,14 +3,20 @@ upload (the client sends, as iperf3 does by default) and D-ITG application traff
 (ITGRecv on the client, ITGSend on the server, ITGDec output kept)."""
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
+import math
+import os
 import random
 import re
+import socket
+import struct
 import subprocess
 import time
 from pathlib import Path
 
+from . import ditg_schedule
 from .util import CommandError, Proc, out, sh, wait_for
 
 HTTP_PORT = 80
@@ -193,90 +199,191 @@ def iperf3_download(client_ns: str, server_ns: str, server_addr: str, bind_addr:
 
 
 # ---------------------------------------------------------------------- D-ITG
+#
+# ITGSend replays a schedule drawn once per repetition (capture/ditg_schedule.py): -Ft
+# gaps, -Fs sizes, -z their count. How a test ends: ITGSend writes its last packet and
+# close()s its data socket; with the paper's 100 MiB send buffers its writes never
+# block, so on a slow or lossy path much of the test can still be queued in the kernel
+# then. It then tells ITGRecv "flow closed" over its separate signalling connection, and
+# ITGRecv, one second later, cancels its receiving thread and closes the data socket
+# (src/ITGRecv/ITGRecv.cpp, TSP_CLOSED_FLOW): unread data makes that close a reset and
+# everything still queued is lost (the reference's lossy Netflix runs received 37-47 %
+# of their packets). So the test drains: we set SO_LINGER on ITGSend's data socket
+# (pidfd_getfd(2): the socket is ITGSend's own, the option is the kernel's), and its
+# close() then returns only when every byte and the FIN are acknowledged, or after the
+# drain limit; only then does ITGRecv hear of the end.
 
-# Traffic profiles modelled on the D-ITG study's Fig. 2 descriptions. Each is an
-# ITGSend single-flow option list over TCP (duration added by the runner).
-DITG_PROFILES: dict[str, dict] = {
-    # ON/OFF cycles with blocks of ~0.5–1.5 MiB: 2000 pkt/s × 1448 B ≈ 2.9 MB/s, so an
-    # ON period of 180–545 ms carries 0.5–1.5 MiB; OFF 1–3 s.
-    "netflix": {"opts": ["-C", "2000", "-c", "1448", "-B", "U", "180", "545", "U", "1000", "3000"],
-                "about": "ON/OFF blocks of 0.5-1.5 MiB (uniform), OFF 1-3 s"},
-    # irregular, relatively large bursts: exponential ON (mean 150 ms) at 1500 pkt/s,
-    # exponential OFF periods (mean 1.2 s), packet sizes 500-1448 B
-    "maps": {"opts": ["-C", "1500", "-u", "500", "1448", "-B", "E", "150", "E", "1200"],
-             "about": "non-periodic large bursts: exponential ON (mean 150 ms) and OFF (mean 1.2 s)"},
-    # sparse ~400 B packets with occasional spikes above twice that size. Pareto sizes
-    # (shape 3.5, minimum 300 B: mean 420 B, 3 % above 800 B), Poisson arrivals: -E 8,
-    # exponential gaps of mean 125 ms. Not -O 8: ITGSend's -O draws N ~ Poisson(8) and
-    # waits 1000/N ms, so N = 0 (p = e^-8 per packet) is an infinite gap on which it
-    # busy-waits forever -- the quick-scale Docs run over 10/400 ms "stalled" on every
-    # attempt because its seed draws N = 0 at the 6th packet (tests/test_ditg_profiles.py).
-    "docs": {"opts": ["-E", "8", "-v", "3.5", "300"],
-             "about": "sparse packets ~400 B (Pareto shape 3.5, min 300 B: mean 420 B, 3 % > 800 B), Poisson 8 pkt/s"},
-}
-
-
-def _total_packets(itgdec_summary: str) -> int | None:
-    m = re.findall(r"Total packets\s*=\s*(\d+)", itgdec_summary)
-    return int(m[-1]) if m else None
+def drain_limit_s(duration_s: float) -> int:
+    """How long a test may drain after its schedule: four times the test plus 20 s. The
+    longest drains measured (standard scale, 2026-11-28): Netflix's 48-s test over 40 ms
+    with 4 % loss queues most of its traffic and took 113 s to drain over MPTCP (both
+    paths lossy) and more than 116 s over TCP (98 % received by then); Maps 7-10 s."""
+    return int(math.ceil(4 * duration_s + 20))
 
 
-def ditg_seed(campaign_seed: int, profile: str, repetition: int) -> str:
-    """ITGSend's seed (in (0, 1)): the same for every mode and path configuration of one
-    repetition, so TCP and MPTCP runs are offered the same application traffic (the
-    paper: "each test was run with both MPTCP and the default Linux TCP")."""
-    h = int(hashlib.sha256(f"{campaign_seed}|{profile}|{repetition}".encode()).hexdigest()[:8], 16)
-    return f"{(h % 9973 + 1) / 9975:.6f}"
+def _borrow_fd(pid: int, fd: int) -> int:
+    """A duplicate of process ``pid``'s file descriptor ``fd`` (pidfd_getfd(2), Linux >= 5.6)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        getfd = getattr(libc, "pidfd_getfd", None)
+        r = getfd(pidfd, fd, 0) if getfd is not None else libc.syscall(438, pidfd, fd, 0)
+        if r < 0:
+            raise OSError(ctypes.get_errno(), f"pidfd_getfd({pid}, {fd})")
+        return r
+    finally:
+        os.close(pidfd)
+
+
+def linger_on(pid: int, peer_port: int, seconds: int) -> bool:
+    """Set SO_LINGER (on, ``seconds``) on process ``pid``'s socket connected to
+    ``peer_port``; False when it has none (yet)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for name in fds:
+        try:
+            if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
+                continue
+            dup = _borrow_fd(pid, int(name))
+        except OSError:
+            continue
+        with socket.socket(fileno=dup) as s:  # closing our duplicate leaves ITGSend's socket open
+            try:
+                if s.getpeername()[1] != peer_port:
+                    continue
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, seconds))
+                return struct.unpack("ii", s.getsockopt(socket.SOL_SOCKET, socket.SO_LINGER, 8)) == (1, seconds)
+            except OSError:
+                continue
+    return False
+
+
+def timer_slack(pid: int, ns: int = 1) -> bool:
+    """Set the timer slack of every thread of process ``pid`` (threads it creates later
+    inherit it). ITGSend (2.8.1, built with bursty support) restarts its lateness account
+    at every packet, so each gap runs late by its sleep's overshoot, which the default
+    50-µs slack dominates; measured here per 0.5-ms gap: +0.11 ms with the default,
+    +0.04-0.05 ms with 1 ns."""
+    done = False
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:  # /proc/<thread id>/timerslack_ns: /proc/<pid>/task/<tid>/ has none
+            Path(f"/proc/{task.name}/timerslack_ns").write_text(str(ns))
+            done = True
+        except OSError:
+            pass
+    return done
+
+
+def _itgdec(log: Path) -> dict:
+    """ITGDec's totals of a D-ITG log: packets, bytes, first to last packet in s (None
+    when it printed none)."""
+    txt = sh(["ITGDec", str(log)], check=False, timeout=120).stdout
+    def last(label: str, num: str = r"\d+") -> str | None:
+        m = re.findall(rf"{label}\s*=\s*({num})", txt)
+        return m[-1] if m else None
+    packets, size, span = last("Total packets"), last("Bytes received"), last("Total time", r"[\d.]+")
+    return {"text": txt, "packets": int(packets) if packets else None, "bytes": int(size) if size else None,
+            "span_s": float(span) if span else None}
+
+
+_TIMES = re.compile(r"Seq>\s*(\d+).*?txTime>\s*(\d+):(\d+):([\d.]+)\s+rxTime>\s*(\d+):(\d+):([\d.]+)")
+
+
+def drain_time_s(decoded: Path, last_seq: int) -> float | None:
+    """Seconds from the sending of packet ``last_seq`` (the schedule's last) to the last
+    reception, from ITGDec's per-packet text; None when that packet never arrived."""
+    tx_last, rx_max = None, None
+    for line in decoded.read_text(errors="replace").splitlines():
+        m = _TIMES.search(line)
+        if not m:
+            continue
+        g = m.groups()
+        tx = int(g[1]) * 3600 + int(g[2]) * 60 + float(g[3])
+        rx = int(g[4]) * 3600 + int(g[5]) * 60 + float(g[6])
+        rx += 86400 if rx < tx - 43200 else 0  # crossed midnight
+        rx_max = rx if rx_max is None else max(rx_max, rx)
+        if int(g[0]) == last_seq:
+            tx_last = tx
+    if tx_last is None:
+        return None
+    return max(0.0, rx_max - tx_last)
 
 
 def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duration_s: float,
-         mptcp: bool, run_dir: Path, seed: str) -> dict:
-    if profile not in DITG_PROFILES:
+         mptcp: bool, run_dir: Path, seed: int, drain_s: int | None = None) -> dict:
+    """One D-ITG test: ITGRecv on the client, ITGSend on the server replaying the
+    schedule of ``profile``, ``duration_s`` and ``seed`` (written into ``run_dir``), then
+    draining for up to ``drain_s`` (default ``drain_limit_s``)."""
+    if profile not in ditg_schedule.PROFILES:
         raise CommandError(f"unknown D-ITG profile {profile!r}")
+    sched = ditg_schedule.draw(profile, duration_s, seed)
+    files = ditg_schedule.write(sched, run_dir)
+    drain = drain_limit_s(duration_s) if drain_s is None else int(drain_s)
     pre = ["mptcpize", "run"] if mptcp else []
-    recv_log = run_dir / "ditg-recv.log"
-    send_log = run_dir / "ditg-send.log"
+    recv_log, send_log = run_dir / "ditg-recv.log", run_dir / "ditg-send.log"
+    # ITGSend stops generating at -t even if the schedule is not done (a write blocked
+    # for that long); past the drain as well it is killed
+    gen_ms = int(1000 * (duration_s + drain))
+    limit = gen_ms / 1000 + drain + 30
+    cmd = pre + ["ITGSend", "-T", "TCP", "-a", client_addr, "-rp", str(ITG_PORT), "-z", str(sched.packets),
+                 "-t", str(gen_ms), "-l", str(send_log), "-x", str(recv_log),
+                 "-Ft", str(run_dir / files["schedule_idt_file"]), "-Fs", str(run_dir / files["schedule_size_file"])]
     recv = Proc("ITGRecv", pre + ["ITGRecv"], ns=client_ns, stdout=run_dir / ".itgrecv.out",
                 stderr=run_dir / ".itgrecv.err")
+    send = None
+    lingered, stalled, slack = False, False, False
     try:
         wait_for(lambda: listening(client_ns, ITG_SIG_PORT) or not recv.alive(), 10, "ITGRecv")
-        cmd = pre + ["ITGSend", "-T", "TCP", "-a", client_addr, "-rp", str(ITG_PORT),
-                     "-t", str(int(duration_s * 1000)), "-s", seed,
-                     "-l", str(send_log), "-x", str(recv_log)] + DITG_PROFILES[profile]["opts"]
-        # ITGSend sends every packet it scheduled in -t, however late: when the
-        # connection stalls (seen with MPTCP over a 10 ms + 400 ms path pair, a few
-        # packets per second for minutes) it would run on. Stop it after twice the
-        # duration (+20 s) and keep what arrived, marked incomplete.
-        limit = 2 * duration_s + 20
-        stalled = False
+        send = Proc("ITGSend", cmd, ns=server_ns, stdout=run_dir / ".itgsend.out", stderr=run_dir / ".itgsend.err")
+        timer_slack(send.pid)  # before ITGSend starts its threads: they inherit it
+        t0 = time.monotonic()
+        while not lingered and send.alive() and time.monotonic() - t0 < limit:
+            lingered = linger_on(send.pid, ITG_PORT, drain)
+            time.sleep(0 if lingered else 0.02)
+        slack = timer_slack(send.pid)  # again: the sending thread exists now
         try:
-            p = sh(cmd, ns=server_ns, check=False, timeout=limit)
-        except subprocess.TimeoutExpired as e:
-            stalled = True
-            p = subprocess.CompletedProcess(cmd, -9, (e.stdout or b"").decode(errors="replace")
-                                            if isinstance(e.stdout, bytes) else (e.stdout or ""), "")
+            rc = send.wait(timeout=max(1.0, limit - (time.monotonic() - t0)))
+        except subprocess.TimeoutExpired:
+            stalled, rc = True, send.stop(sig=9)
         time.sleep(0.5)
     finally:
+        if send is not None:
+            send.stop()
         recv.stop(sig=2)
-    if not recv_log.exists() or recv_log.stat().st_size == 0 or (p.returncode != 0 and not stalled):
-        raise CommandError(f"ITGSend failed ({p.returncode}{', stalled' if stalled else ''}): "
-                           f"{p.stdout[-400:]} {p.stderr[-400:]}")
-    # ITGDec: summary and per-packet text log (flow, seq, src, dst, times, size)
-    dec = sh(["ITGDec", str(recv_log)], check=False, timeout=120)
-    # What ITGSend generated: the offered load. With the paper's large send buffers a
-    # connection that falls behind queues the traffic instead of skipping it, and what
-    # is still queued when ITGSend ends its test is never received (ITGRecv closes on
-    # the end-of-flow signal), as in the paper's own runs.
-    sent = sh(["ITGDec", str(send_log)], check=False, timeout=120)
-    (run_dir / "ditg-recv-summary.txt").write_text(dec.stdout)
+    out_txt = (run_dir / ".itgsend.out").read_text(errors="replace")
+    if not recv_log.exists() or recv_log.stat().st_size == 0 or (rc != 0 and not stalled):
+        raise CommandError(f"ITGSend failed ({rc}{', stalled' if stalled else ''}): {out_txt[-400:]} "
+                           f"{(run_dir / '.itgsend.err').read_text(errors='replace')[-400:]}")
+    if not lingered and not stalled:
+        raise CommandError("could not set SO_LINGER on ITGSend's data socket (pidfd_getfd): the test would not drain")
+    res = _ditg_result(run_dir, profile, cmd, mptcp, duration_s, sched, files, drain, limit, stalled, out_txt)
+    return {**res, "itgsend_timer_slack_ns": 1 if slack else None}
+
+
+def _ditg_result(run_dir: Path, profile: str, cmd: list[str], mptcp: bool, duration_s: float,
+                 sched: ditg_schedule.Schedule, files: dict, drain: int, limit: float, stalled: bool,
+                 out_txt: str) -> dict:
+    """What the test offered, generated and delivered (meta.json ``result``)."""
+    recv_log, send_log = run_dir / "ditg-recv.log", run_dir / "ditg-send.log"
+    sent, got = _itgdec(send_log), _itgdec(recv_log)
+    (run_dir / "ditg-recv-summary.txt").write_text(got["text"])
     txt = run_dir / "ditg-recv.txt"
     sh(["ITGDec", str(recv_log), "-l", str(txt)], check=False, timeout=120)
-    delay = run_dir / "ditg-delay.dat"
-    sh(["ITGDec", str(recv_log), "-d", "100", str(delay)], check=False, timeout=120)
-    return {"workload": f"ditg-{profile}", "tool": "D-ITG", "profile": profile,
-            "about": DITG_PROFILES[profile]["about"], "mptcpize": mptcp, "command": " ".join(cmd),
-            "duration_s": duration_s, "send_log": send_log.name, "recv_log": recv_log.name,
-            "decoded": txt.name if txt.exists() else None, "summary": "ditg-recv-summary.txt",
-            "itgsend_stdout": p.stdout[-1000:], "complete": not stalled,
-            "stalled": stalled, "itgsend_limit_s": limit, "sent_packets": _total_packets(sent.stdout),
-            "received_packets": _total_packets(dec.stdout)}
+    sh(["ITGDec", str(recv_log), "-d", "100", str(run_dir / "ditg-delay.dat")], check=False, timeout=120)
+    drained = bool(sent["packets"]) and got["packets"] == sent["packets"]
+    drain_took = drain_time_s(txt, sched.packets) if drained and txt.exists() else None
+    generated_all = sent["packets"] == sched.packets and sent["bytes"] == sched.bytes
+    p = ditg_schedule.PROFILES[profile]
+    return {"workload": f"ditg-{profile}", "tool": "D-ITG", "profile": profile, "about": f"{p.about}: {p.text()}",
+            "mptcpize": mptcp, "command": " ".join(cmd), "duration_s": duration_s, **files,
+            "send_log": send_log.name, "recv_log": recv_log.name, "decoded": txt.name if txt.exists() else None,
+            "summary": "ditg-recv-summary.txt", "itgsend_stdout": out_txt[-1000:],
+            "sent_packets": sent["packets"], "sent_bytes": sent["bytes"], "send_span_s": sent["span_s"],
+            "received_packets": got["packets"], "received_bytes": got["bytes"],
+            "delivered_share": got["packets"] / sent["packets"] if sent["packets"] and got["packets"] is not None
+            else None,
+            "drained": drained, "drain_s": drain_took, "drain_limit_s": drain,
+            "generated_all": generated_all, "stalled": stalled, "itgsend_limit_s": limit,
+            "complete": not stalled and generated_all and drained}

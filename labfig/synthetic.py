@@ -12,6 +12,7 @@ any result.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -23,6 +24,8 @@ import polars as pl
 
 from capture.spec import RunSpec, direction, expand, load
 from pipeline.schema import TABLES, conform, ddl, empty
+
+DITG_PACKETS = 60  # per synthetic D-ITG run
 
 TRACE_MEAN_MBIT = 5.0  # a link driven by a delivery trace: its model rate
 
@@ -86,7 +89,12 @@ class Builder:
             dl = s.duration_s or 10.0
             size = int(rate * 1e6 / 8 * dl * rng.uniform(0.85, 1.0))
         if s.workload.startswith("ditg-"):
-            meta["result"] = {"sent_packets": 1000, "complete": True}
+            # D-ITG replays one schedule per repetition (the same file for TCP and MPTCP) and
+            # drains: every one of its packets (app_latency below) is generated and received
+            sched = hashlib.sha256(f"{s.campaign_seed}|{s.workload}|{rep}".encode()).hexdigest()
+            meta["result"] = {"schedule_packets": DITG_PACKETS, "schedule_sha256": sched,
+                              "sent_packets": DITG_PACKETS, "received_packets": DITG_PACKETS, "drained": True,
+                              "complete": True}
         self.rows["runs"].append(dict(
             run_id=run_id, campaign=s.campaign, scenario=s.scenario, mode=s.mode, congestion_control=s.congestion_control,
             scheduler="default", primary_path=paths[0], size_bytes=s.size_bytes or None, workload=s.workload,
@@ -138,7 +146,7 @@ class Builder:
         if s.workload.startswith("ditg-"):
             base = latency_ms(s, links) if latency_ms else rtt0 * 500
             t = self.t0
-            for k in range(60):
+            for k in range(DITG_PACKETS):
                 t += self.rng.expovariate(50)
                 d = base * (1 + self.rng.expovariate(2))
                 self.rows["app_latency"].append(dict(run_id=run_id, flow=1, seq=k, size_bytes=1024,

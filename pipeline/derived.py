@@ -146,7 +146,8 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                 ) AS buffer_bytes,
                 coalesce(has_outages, FALSE) AS has_outages,
                 coalesce(stalled, FALSE) AS stalled,
-                complete, app_sent_packets, campaign_seed, scale, duration_s, host, kernel_release, linkem_build,
+                complete, app_sent_packets, app_schedule_packets, app_schedule_sha256, app_drained,
+                campaign_seed, scale, duration_s, host, kernel_release, linkem_build,
                 unplug_path, unplug_at_s, replug_at_s
             FROM runs r LEFT JOIN pv USING (run_id) LEFT JOIN outs USING (run_id))
             SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
@@ -168,10 +169,13 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "has_outages: links taken down on purpose (handover runs; on any path). stalled: the host stalled "
                    "the emulator (linkem's stalls.stalled: a frame left more than the campaign's "
                    "threshold late, so the path's delay was not the configured one); findings leave "
-                   "such runs out and say how many. complete: false when D-ITG's sender was stopped "
-                   "at its time limit (result.stalled) -- a transport stall, the protocol's own "
-                   "outcome (upstream MPTCP's receive-memory stall over 10/400 ms paths, "
-                   "capture/README.md), so such runs are kept and flagged, not left out. host, "
+                   "such runs out and say how many. complete: false when a D-ITG test did not generate "
+                   "its whole schedule or did not deliver every generated packet before its drain "
+                   "limit (result.complete; app_drained: result.drained) -- a transport stall, the "
+                   "protocol's own outcome (upstream MPTCP's receive-memory stall over 10/400 ms paths, "
+                   "capture/README.md), so such runs are kept and flagged, not left out. "
+                   "app_schedule_sha256, app_schedule_packets: D-ITG's replayed schedule (the same "
+                   "for TCP and MPTCP of a repetition), app_sent_packets: what ITGSend generated. host, "
                    "kernel_release, linkem_build: the machine a run was captured on and its builds "
                    "(meta.json builds; host also from host.hostname), compared before runs are pooled. "
                    "unplug_path, unplug_at_s, replug_at_s: the client's interface taken away and given back "

@@ -4,13 +4,14 @@ The capture validates what it writes against the schema with jsonschema; a reade
 other people's (or hand-edited) run folders must instead keep what it can: each field
 that breaks the schema (a type, a range) is named and left out, the rest is used. This
 walks the schema's top-level and object properties itself — the subset the file uses
-(type, minimum, maximum, minLength, items, $ref) — so reading a run costs no jsonschema
+(type, minimum, maximum, minLength, pattern, items, $ref) — so reading a run costs no jsonschema
 import on `pipeline analyze`'s path.
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -67,6 +68,8 @@ def why_not(v, sub: dict) -> str | None:
             return f"{v} is out of range"
     if isinstance(v, str) and len(v) < sub.get("minLength", 0):
         return "is empty"
+    if isinstance(v, str) and "pattern" in sub and not re.search(sub["pattern"], v):
+        return f"{json.dumps(v)[:40]} does not match {sub['pattern']}"
     if isinstance(v, list) and "items" in sub:
         bad = [i for i, x in enumerate(v) if why_not(x, sub["items"])]
         if bad:
@@ -198,6 +201,8 @@ def run_columns(meta: dict) -> dict:
         "scale": _text(meta.get("scale")), "campaign_seed": _int(meta.get("campaign_seed")),
         "duration_s": _num(meta.get("duration_s")), "buffer_bytes": _buffer_bytes(meta),
         "complete": _bool(result.get("complete")), "app_sent_packets": _int(result.get("sent_packets")),
+        "app_schedule_packets": _int(result.get("schedule_packets")),
+        "app_schedule_sha256": _text(result.get("schedule_sha256")), "app_drained": _bool(result.get("drained")),
         "host": _text(builds.get("host")) or _text(_obj(meta, "host").get("hostname")),
         "kernel_release": _text(builds.get("kernel")), "linkem_build": _text(builds.get("linkem_sha256")),
         "repo_commit": _text(tools.get("repo_commit")),

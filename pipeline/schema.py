@@ -70,8 +70,11 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "campaign_seed": pl.Int64,
         "duration_s": pl.Float64,  # a timed workload's length (D-ITG, iperf3)
         "buffer_bytes": pl.Int64,  # receive buffer tested (meta.json buffer_bytes, else the applied tcp_rmem's max ...)
-        "complete": pl.Boolean,  # false: D-ITG's sender was stopped at its time limit (result.complete)
+        "complete": pl.Boolean,  # false: a D-ITG test that did not generate and deliver its whole schedule
         "app_sent_packets": pl.Int64,  # packets the application generated (result.sent_packets)
+        "app_schedule_packets": pl.Int64,  # packets of D-ITG's replayed schedule (result.schedule_packets)
+        "app_schedule_sha256": pl.Utf8,  # the schedule files' hash: the same for TCP and MPTCP of a repetition
+        "app_drained": pl.Boolean,  # every generated packet was received before the drain limit (result.drained)
         "host": pl.Utf8,  # the machine it was captured on (builds.host, else host.hostname)
         "kernel_release": pl.Utf8,
         "linkem_build": pl.Utf8,  # content hash of the link emulator (builds.linkem_sha256)

@@ -24,13 +24,14 @@ class Lab:
     def run(self, campaign, scenario, mode, size=0, *, primary="wifi", cc="reno", workload="http", rep=None,
             paths=None, download_s=None, bytes_=None, retx=None, data_packets=1000, rtt=None, rtt_times=None,
             ofo=None, latency=None, buffer=None, outages=None, stalled=None, incomplete=None, start_s=1000.0,
-            extra_connection_bytes=None, ofo_times=None):
+            extra_connection_bytes=None, ofo_times=None, result=None):
         """One run. ``paths``: {path: (rtt_ms, loss, rate_mbit)} configured; ``bytes_``:
         {path: payload bytes} (per vantage); ``retx``: {path: retransmitted packets} of
         ``data_packets``; ``rtt``: {path: [rtt samples]} (server); ``ofo``: [delays] (client);
         ``latency``: [D-ITG delays]; ``extra_connection_bytes``: a second, smaller connection;
         ``stalled``: the host stalled the emulator (meta.json stalls); ``incomplete``: D-ITG's
-        sender was stopped at its limit (meta.json result)."""
+        sender was stopped at its limit (meta.json result); ``result``: more fields of
+        meta.json's result (D-ITG's schedule, generated and received packets)."""
         self.n += 1
         rid = f"{campaign}-{scenario}-{mode}-{primary}-{cc}-{size}-{workload}-{self.n}"
         paths = paths or {}
@@ -46,6 +47,8 @@ class Lab:
             meta["stalls"] = {"stalled": stalled, "worst_late_ms": 9.0 if stalled else 0.2}
         if incomplete is not None:
             meta["result"] = {"stalled": incomplete, "complete": not incomplete}
+        if result:
+            meta["result"] = {**meta.get("result", {}), **result}
         self.rows["runs"].append(dict(run_id=rid, campaign=campaign, scenario=scenario, mode=mode,
                                       congestion_control=cc, scheduler="default", primary_path=primary,
                                       size_bytes=size or None, workload=workload, repetition=rep or self.n,

@@ -13,13 +13,22 @@ MPTCP is 100 × (1 − MPTCP ÷ TCP) (``findings.stats.reduction`` / ``increase`
 baseline of an MPTCP configuration is TCP over P1 with P1's RTT, loss and rate, as in
 the paper ("traffic was only sent on P1").
 
-D-ITG protocol: the send and receive buffers are the paper's 100 MiB (Table I), so
-ITGSend never skips traffic: TCP and MPTCP of one repetition are offered the same
-traffic (the same ITGSend seed: ``capture.workloads.ditg_seed``; lab checks
-``lab-ditg-same-offered-load*`` compare ``app_sent_packets``); a connection that cannot
-keep up queues it, and what is still queued when ITGSend ends is never received (ITGRecv
-closes on the end-of-flow signal), as in the paper's set-up. Each row's note gives the
-share of the generated packets that was received, per role.
+D-ITG protocol (capture/README.md, D-ITG): the send and receive buffers are the paper's
+100 MiB (Table I). The traffic is a schedule drawn once per repetition from the
+profile's model (``capture.ditg_schedule``, seeded by campaign seed, profile and
+repetition) and replayed by ITGSend (``-Ft``/``-Fs``/``-z``), so the TCP and MPTCP runs of
+a repetition are offered the same packets: lab checks ``lab-ditg-same-offered-load*``
+compare, per repetition pair, the schedule files' hash (``app_schedule_sha256``) and the
+packets ITGSend generated (``app_sent_packets``), with no tolerance. Each test drains:
+ITGSend's close waits (SO_LINGER) until every byte is acknowledged, up to four times
+the test plus 20 s, so ITGRecv no longer drops what is still queued when the schedule ends (the
+earlier protocol's lossy Netflix runs received 37-47 % of their packets, and their means
+measured the test's length). A packet that never arrives would be the latest and
+longest-delayed, so a run's mean is a lower bound unless every packet arrived: the lab
+checks ``lab-ditg-delivered-<configuration>`` require the received share (packets with a
+latency ÷ packets generated) of each configuration's MPTCP runs and TCP baseline to be
+100 % (± 0.1 %), and every claim rests on those of the configurations it compares. Each
+row's note still gives the share received, per role.
 """
 from __future__ import annotations
 
@@ -44,8 +53,9 @@ PAPER = ("paper: Linux MPTCP v0.88.7 (coupled LIA, checksums, fullmesh, the shor
          "average packet latency (ITGSend to ITGRecv)")
 OURS = ("ours: campaign ditg, standard scale: linkem paths with the same rates and 100-packet queues, upstream MPTCP "
         "(two subflows, one per path) with the lab's BPF LIA and the default scheduler, 100 MiB buffers, TCP CUBIC over "
-        "P1 (path wifi); D-ITG profiles modelled on the paper's Fig. 2, the same ITGSend seed for TCP and MPTCP of a "
-        "repetition; 5 runs per configuration; tests of 48 s (Netflix), 30 s (Maps), 15 s (Docs)")
+        "P1 (path wifi); D-ITG profiles modelled on the paper's Fig. 2, one schedule per repetition replayed for TCP and "
+        "MPTCP, each test drained until every packet arrived; 5 runs per configuration; tests of 48 s (Netflix), 30 s "
+        "(Maps), 15 s (Docs)")
 DIFFERS = ("differs: 5 runs of 48/30/15-s tests instead of 30 of 3 minutes (the first ON period of a connection holds "
            "about 5 % of the packets, the paper's about 1/60); upstream MPTCP's default scheduler, not v0.88's "
            "shortest-RTT-first; linkem instead of Dummynet; profiles that approximate the paper's reconstructed traffic")
@@ -70,8 +80,8 @@ DOCS = ("measured on earlier Docs runs (Poisson, 8 packets/s): TCP holds a packe
         "once (at 40 ms such packets took 44.6 ms median over TCP, 20.4 ms over MPTCP): a difference of upstream "
         "MPTCP's send path from TCP's, not of the scheduler")
 LOSSY = ("with 4 % random loss a 48-s test holds few loss events per run and the paper itself notes 'a fairly large "
-         "variability between the repetitions'; traffic still queued when ITGSend ends is in no mean (the row's note "
-         "gives the share received)")
+         "variability between the repetitions'; the traffic still queued when a lossy test's schedule ends is in its "
+         "mean (the test drains), and how long it queued depends on the test's length")
 
 
 # ------------------------------------------------------------------ configurations
@@ -111,13 +121,16 @@ def _eq(col: str, x: float) -> pl.Expr:
     return (pl.col(col) - x).abs() < 1e-9
 
 
-def _runs(f: Facts) -> tuple[pl.DataFrame, str]:
-    """The campaign's usable runs with a latency, MPTCP of one congestion control, and per
-    profile only the longest test (the standard scale's; a database holding shorter
-    tests of another scale never pools them)."""
+def _runs(f: Facts, latency: bool = True) -> tuple[pl.DataFrame, str]:
+    """The campaign's usable runs of a D-ITG profile (with a latency, unless ``latency``
+    is false), MPTCP of one congestion control, and per profile only the longest test
+    (the standard scale's; a database holding shorter tests of another scale never pools
+    them)."""
     r, note = f.of(P)
     r, used = one_mptcp_cc(r, MP_CC)
-    r = r.filter(pl.col(LAT).is_not_null() & pl.col("app").is_not_null())
+    r = r.filter(pl.col("app").is_not_null())
+    if latency:
+        r = r.filter(pl.col(LAT).is_not_null())
     if "duration_s" in r.columns and r["duration_s"].drop_nulls().len():
         longest = r.group_by("app").agg(pl.col("duration_s").max().alias("_dmax"))
         r2 = r.join(longest, on="app").filter(pl.col("duration_s").is_null() | (pl.col("duration_s") == pl.col("_dmax")))
@@ -258,6 +271,13 @@ CHK_ASYM = ("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym")
 CHK_P1 = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p1", "lab-ditg-same-offered-load")
 CHK_P2 = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p2", "lab-ditg-same-offered-load")
 CHK_BOTH = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p1", "lab-ditg-loss-p2", "lab-ditg-same-offered-load")
+
+
+def _dl(*configs: str) -> tuple[str, ...]:
+    """The delivered-share lab checks of the configurations a claim compares (``DELIVERED``)."""
+    return tuple(f"lab-ditg-delivered-{c}" for c in configs)
+
+
 SYM_TEXT = "equal loss-free paths of 40 ms, 100 Mbit/s (sym-rtt40; the paper: every RTT of 10-400 ms, Fig. 3)"
 MARGIN_20 = ("declared before our data: 20 %, the smallest change the paper itself calls a reduction (Maps' 'relative "
              "reduction varied between 20% and 30%', §IV); the paper gives no number for 'no significant difference' "
@@ -268,7 +288,7 @@ CLAIMS = [
           statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), per profile (Netflix, Maps)",
           config=config(f"Netflix and Maps over {SYM_TEXT}"),
           measure=vs_tcp(_sym("netflix") + _sym("maps"), REDUCTION, "needs ditg sym-rtt40 runs (MP-2 and TCP)"),
-          checks=CHK_SYM, mismatch=join_notes(PACED, RESTART, SCHEDULER)),
+          checks=CHK_SYM + _dl("sym40"), mismatch=join_notes(PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-reduced-despite-loss",
           statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), TCP with P1's loss, per profile and loss placement",
           config=config("4 % loss at 40 ms on P1 only, on P2 only (Netflix; the paper: Maps 'more or less the same' "
@@ -278,33 +298,35 @@ CLAIMS = [
                           ("netflix, 4 % on P2", "netflix", LOSS_P2), ("netflix, 4 % on both", "netflix", LOSS_BOTH),
                           ("maps, 4 % on both", "maps", LOSS_BOTH)], REDUCTION,
                          "needs ditg loss-rtt40-* runs (MP-2) and their TCP baselines"),
-          checks=CHK_BOTH, mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          checks=CHK_BOTH + _dl("loss-p1", "loss-p2", "loss-both"),
+          mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-reduced-despite-small-rtt-diff",
           statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), per profile",
           config=config("loss-free, 100 Mbit/s, MPTCP over P1 10 / P2 20 ms (asym-rtt10-20), TCP over P1 10 ms "
                         "(sym-rtt10), Netflix and Maps"),
           measure=vs_tcp([(f"{a}, {ASYM20.text}", a, ASYM20) for a in ("netflix", "maps")], REDUCTION,
                          "needs ditg asym-rtt10-20 (MP-2) and sym-rtt10 (TCP) runs"),
-          checks=CHK_ASYM, mismatch=join_notes("any packet sent on P2 waits its 10 ms one-way delay where TCP over P1 "
-                                               "waits 5 ms", PACED, RESTART, SCHEDULER)),
+          checks=CHK_ASYM + _dl("asym20"),
+          mismatch=join_notes("any packet sent on P2 waits its 10 ms one-way delay where TCP over P1 waits 5 ms",
+                              PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-netflix-symmetric", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Netflix",
           config=config(f"Netflix over {SYM_TEXT}"),
           measure=vs_tcp(_sym("netflix"), REDUCTION, "needs ditg Netflix sym-rtt40 runs (MP-2 and TCP)"),
-          checks=CHK_SYM, mismatch=join_notes(PACED, RESTART, SCHEDULER)),
+          checks=CHK_SYM + _dl("sym40"), mismatch=join_notes(PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-maps-symmetric", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Maps",
           config=config(f"Maps over {SYM_TEXT}"),
           measure=vs_tcp(_sym("maps"), REDUCTION, "needs ditg Maps sym-rtt40 runs (MP-2 and TCP)"),
-          checks=CHK_SYM, mismatch=join_notes(PACED, RESTART, SCHEDULER)),
+          checks=CHK_SYM + _dl("sym40"), mismatch=join_notes(PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-docs-symmetric", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), Docs",
           config=config(f"Docs over {SYM_TEXT}"),
           measure=vs_tcp(_sym("docs"), INCREASE, "needs ditg Docs sym-rtt40 runs (MP-2 and TCP)"),
-          checks=CHK_SYM, margin=20.0, margin_reason=MARGIN_20, mismatch=DOCS),
+          checks=CHK_SYM + _dl("sym40"), margin=20.0, margin_reason=MARGIN_20, mismatch=DOCS),
     claim(P, "ditg-asymmetric-40ms-on-par", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), per profile",
           config=config("loss-free, 100 Mbit/s, MPTCP over P1 10 / P2 40 ms (asym-rtt10-40), TCP over P1 10 ms "
                         "(sym-rtt10), Netflix and Maps"),
           measure=vs_tcp([(f"{a}, {ASYM40.text}", a, ASYM40) for a in ("netflix", "maps")], INCREASE,
                          "needs ditg asym-rtt10-40 (MP-2) and sym-rtt10 (TCP) runs"),
-          checks=CHK_ASYM, margin=20.0, margin_reason=MARGIN_20,
+          checks=CHK_ASYM + _dl("asym40"), margin=20.0, margin_reason=MARGIN_20,
           mismatch=join_notes("any packet sent on P2 waits its 20 ms one-way delay where TCP over P1 waits 5 ms",
                               PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-asymmetric-netflix", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), Netflix",
@@ -312,37 +334,38 @@ CLAIMS = [
                         "(sym-rtt10), Netflix"),
           measure=vs_tcp([(f"netflix, {ASYM400.text}", "netflix", ASYM400)], INCREASE,
                          "needs ditg Netflix asym-rtt10-400 (MP-2) and sym-rtt10 (TCP) runs"),
-          checks=CHK_ASYM, mismatch=SCHEDULER),
+          checks=CHK_ASYM + _dl("asym400"), mismatch=SCHEDULER),
     claim(P, "ditg-asymmetric-maps", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), Maps",
           config=config("loss-free, 100 Mbit/s, MPTCP over P1 10 / P2 400 ms (asym-rtt10-400), TCP over P1 10 ms "
                         "(sym-rtt10), Maps"),
           measure=vs_tcp([(f"maps, {ASYM400.text}", "maps", ASYM400)], INCREASE,
                          "needs ditg Maps asym-rtt10-400 (MP-2) and sym-rtt10 (TCP) runs"),
-          checks=CHK_ASYM, mismatch=SCHEDULER),
+          checks=CHK_ASYM + _dl("asym400"), mismatch=SCHEDULER),
     claim(P, "ditg-asymmetric-maps-worse",
           statistic="Maps' 100 × (MPTCP ÷ TCP-over-P1 mean latency − 1) minus Netflix's, P1 10 / P2 400 ms",
           config=config("loss-free, 100 Mbit/s, MPTCP over P1 10 / P2 400 ms, TCP over P1 10 ms, Maps and Netflix "
                         "(the paper: at P2 = 400 ms > 800 % vs > 200 %)"),
-          measure=maps_worse, checks=CHK_ASYM, mismatch=SCHEDULER),
+          measure=maps_worse, checks=CHK_ASYM + _dl("asym400"), mismatch=SCHEDULER),
     claim(P, "ditg-10mbit-similar", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), 10 Mbit/s",
           config=config("loss-free 10-Mbit/s paths, MPTCP over P1 10 / P2 400 ms (asym10m-rtt10-400), TCP over P1 10 "
                         "ms (sym10m-rtt10), Netflix (the paper: P2 10-400 ms, all profiles, Fig. 5)"),
           measure=vs_tcp([(f"netflix, {ASYM400_10M.text}", "netflix", ASYM400_10M)], INCREASE,
                          "needs ditg Netflix asym10m-rtt10-400 (MP-2) and sym10m-rtt10 (TCP) runs"),
-          checks=("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym"), mismatch=SCHEDULER),
+          checks=("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym") + _dl("asym400-10m"), mismatch=SCHEDULER),
     claim(P, "ditg-10mbit-longer-latency",
           statistic="mean latency at 10 Mbit/s ÷ at 100 Mbit/s, for TCP over P1 (10 ms) and for MPTCP (10/400 ms)",
           config=config("loss-free, Netflix: TCP over P1 10 ms (sym10m-rtt10 vs sym-rtt10) and MPTCP over P1 10 / P2 "
                         "400 ms (asym10m-rtt10-400 vs asym-rtt10-400) at 10 and 100 Mbit/s (the paper: P2 10-400 ms, "
                         "all profiles, Fig. 4 vs 5)"),
-          measure=longer_at_10mbit, checks=("lab-ditg-rtt-asym",),
+          measure=longer_at_10mbit, checks=("lab-ditg-rtt-asym",) + _dl("asym400-10m", "asym400"),
           mismatch="our Netflix profile's 23-Mbit/s blocks exceed a 10-Mbit/s path, so the queue fills"),
     claim(P, "ditg-10mbit-smaller-effect",
           statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1) at 10 Mbit/s minus the same at 100 Mbit/s, "
                     "P1 10 / P2 400 ms, Netflix",
           config=config("loss-free, MPTCP over P1 10 / P2 400 ms and TCP over P1 10 ms, at 10 and 100 Mbit/s, "
                         "Netflix (the paper: P2 10-400 ms, all profiles, Fig. 4 vs 5)"),
-          measure=smaller_at_10mbit, checks=("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym"),
+          measure=smaller_at_10mbit,
+          checks=("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym") + _dl("asym400-10m", "asym400"),
           mismatch=join_notes(SCHEDULER, "at 10 Mbit/s our TCP over P1 queues most of each Netflix block, so its "
                                          "latency grows more than MPTCP's")),
     claim(P, "ditg-lossy-p1-gain-grows",
@@ -351,39 +374,41 @@ CLAIMS = [
           config=config("40 ms on both paths, 100 Mbit/s: 4 % loss on P1 only (loss-rtt40-p1-4pct) against "
                         "loss-free (sym-rtt40), TCP over P1 with P1's loss, Netflix and Maps (the paper: 0-4 % on P1 "
                         "at 10/40/100 ms, all three profiles, Fig. 6-8)"),
-          measure=p1_gain_grows, checks=CHK_P1, mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          measure=p1_gain_grows, checks=CHK_P1 + _dl("loss-p1", "sym40"),
+          mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-p2-netflix", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Netflix",
           config=config("40 ms on both paths, 100 Mbit/s, 4 % loss on P2 only (loss-rtt40-p2-4pct), TCP over the "
                         "loss-free P1 (sym-rtt40), Netflix (the paper: 1-4 % at 10/40/100 ms, Fig. 6)"),
           measure=vs_tcp([("netflix, 4 % on P2", "netflix", LOSS_P2)], REDUCTION,
                          "needs ditg Netflix loss-rtt40-p2-4pct (MP-2) and sym-rtt40 (TCP) runs"),
-          checks=CHK_P2, mismatch=join_notes(LOSSY, PACED, RESTART, SCHEDULER)),
+          checks=CHK_P2 + _dl("loss-p2"), mismatch=join_notes(LOSSY, PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-p2-maps-docs", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), Maps",
           config=config("40 ms on both paths, 100 Mbit/s, 4 % loss on P2 only (loss-rtt40-p2-4pct), TCP over the "
                         "loss-free P1 (sym-rtt40), Maps only: the standard scale runs no lossy Docs tests (the paper: "
                         "Maps and Docs, 1-4 % at 10/40/100 ms, Fig. 7-8)"),
           measure=vs_tcp([("maps, 4 % on P2", "maps", LOSS_P2)], INCREASE,
                          "needs ditg Maps loss-rtt40-p2-4pct (MP-2) and sym-rtt40 (TCP) runs"),
-          checks=CHK_P2, margin=20.0, margin_reason=MARGIN_20, mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          checks=CHK_P2 + _dl("loss-p2"), margin=20.0, margin_reason=MARGIN_20,
+          mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-both-reductions",
           statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), TCP with P1's 4 %, per profile",
           config=config("40 ms and 4 % loss on both paths (loss-rtt40-both-4pct), TCP over P1 with 40 ms and 4 % "
                         "(loss-rtt40-p1-4pct), Netflix and Maps (the paper: 1-4 % at 10/40/100 ms, Fig. 6-7)"),
           measure=vs_tcp([(f"{a}, 4 % on both", a, LOSS_BOTH) for a in ("netflix", "maps")], REDUCTION,
                          "needs ditg loss-rtt40-both-4pct (MP-2) and loss-rtt40-p1-4pct (TCP) runs"),
-          checks=CHK_BOTH, mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          checks=CHK_BOTH + _dl("loss-both"), mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-both-netflix", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Netflix",
           config=config("40 ms and 4 % loss on both paths (loss-rtt40-both-4pct), TCP over P1 with 40 ms and 4 % "
                         "(loss-rtt40-p1-4pct), Netflix: the paper's configuration"),
           measure=vs_tcp([("netflix, 4 % on both", "netflix", LOSS_BOTH)], REDUCTION,
                          "needs ditg Netflix loss-rtt40-both-4pct (MP-2) and loss-rtt40-p1-4pct (TCP) runs"),
-          checks=CHK_BOTH, mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          checks=CHK_BOTH + _dl("loss-both"), mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-both-maps", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Maps",
           config=config("40 ms and 4 % loss on both paths (loss-rtt40-both-4pct), TCP over P1 with 40 ms and 4 % "
                         "(loss-rtt40-p1-4pct), Maps: the paper's configuration"),
           measure=vs_tcp([("maps, 4 % on both", "maps", LOSS_BOTH)], REDUCTION,
                          "needs ditg Maps loss-rtt40-both-4pct (MP-2) and loss-rtt40-p1-4pct (TCP) runs"),
-          checks=CHK_BOTH, mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          checks=CHK_BOTH + _dl("loss-both"), mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-asym-rtt-dominates",
           statistic="100 × (MPTCP mean latency with P2 400 ms ÷ with P2 20 ms − 1) (P1 10 ms, loss-free) minus 100 × "
                     "(MPTCP mean latency with 4 % loss ÷ loss-free − 1) (40/40 ms), per profile and loss placement",
@@ -392,7 +417,8 @@ CLAIMS = [
                         "the paper's statement is about Fig. 9's asymmetric lossy paths (P1 10 ms, P2 longer, with "
                         "loss), which the standard scale does not run"),
           measure=rtt_dominates, checks=("lab-ditg-rtt-asym", "lab-ditg-rtt-sym40", "lab-ditg-loss-p1",
-                                         "lab-ditg-loss-p2"),
+                                         "lab-ditg-loss-p2")
+          + _dl("asym400", "asym20", "loss-p1", "loss-p2", "loss-both", "sym40"),
           mismatch=join_notes("the two effects are measured at different base RTTs (10 and 40 ms) and without Fig. "
                               "9's combined configurations", LOSSY, SCHEDULER)),
 ]
@@ -463,38 +489,91 @@ def loss_p2(f: Facts) -> Measure:
                    note=note, missing="needs ditg MP-2 runs with 4 % loss on P2 (loss-rtt40-p2-4pct, -both-4pct)")
 
 
+def _pair_values(mp: pl.DataFrame, tcp: pl.DataFrame) -> np.ndarray:
+    """Per pair of an MPTCP and a TCP run of one repetition (campaign seed, repetition):
+    100 × (MPTCP's generated packets ÷ TCP's − 1) when both replayed the same schedule
+    file (sha256), 100 when they did not (not the same traffic, whatever the counts)."""
+    cols = [pl.col("campaign_seed").fill_null(-1), "repetition", "app_schedule_sha256", "app_sent_packets"]
+    j = mp.select(cols).join(tcp.select(cols), on=["campaign_seed", "repetition"], suffix="_tcp")
+    j = j.filter(pl.col("app_sent_packets_tcp") > 0)
+    return values(j.with_columns(x=pl.when(pl.col("app_schedule_sha256") == pl.col("app_schedule_sha256_tcp"))
+                                 .then(100 * (pl.col("app_sent_packets") / pl.col("app_sent_packets_tcp") - 1))
+                                 .otherwise(100.0)), "x")
+
+
 def offered_load(pairs_of) -> callable:
-    """Per MPTCP configuration and profile: pairs of runs of one repetition (the same ITGSend
-    seed), 100 × (MPTCP's generated packets ÷ TCP's − 1) per pair."""
+    """Per MPTCP configuration and profile: the pairs of its runs with their TCP baseline's
+    of one repetition (``_pair_values``); the note names runs that generated fewer
+    packets than their schedule holds."""
     def m(f: Facts) -> Measure:
-        r, note = _runs(f)
-        r = r.filter(pl.col("app_sent_packets").is_not_null())
+        r, note = _runs(f, latency=False)
+        r = r.filter(pl.col("app_sent_packets").is_not_null() & pl.col("app_schedule_sha256").is_not_null())
+        groups = [group(f"{app}, {c.text}", x=_pair_values(_mp(r, app, c), _tcp(r, app, c)))
+                  for c, apps in pairs_of for app in apps]
+        short = r.filter(pl.col("app_sent_packets") != pl.col("app_schedule_packets"))
+        if short.height:
+            note = join_notes(note, f"{short.height} run(s) generated other than their schedule's packets: "
+                                    + ", ".join(short["run_id"].head(5).to_list()))
+        return Measure(keep(*groups), stats.mean("x", "mean over repetition pairs of 100 × (MPTCP ÷ TCP packets "
+                                                       "generated by ITGSend − 1); 100 for a pair of two different "
+                                                       "schedules"), note=note,
+                       missing="needs ditg runs that replayed a schedule (result.schedule_sha256, sent_packets): "
+                               "captures before the replayed schedules have none")
+    return m
+
+
+def _delivered_rows(d: pl.DataFrame) -> np.ndarray:
+    """Per run (packets received with a latency, packets ITGSend generated)."""
+    d = d.filter(pl.col("app_sent_packets").is_not_null() & (pl.col("app_sent_packets") > 0))
+    return d.select(num=pl.col("app_packets").fill_null(0).cast(pl.Float64),
+                    den=pl.col("app_sent_packets").cast(pl.Float64)).to_numpy().reshape(-1, 2)
+
+
+def delivered(c: Cfg, apps: tuple[str, ...]) -> callable:
+    """Per profile, MPTCP over ``c`` and its TCP baseline: Σ received ÷ Σ generated, in %."""
+    def m(f: Facts) -> Measure:
+        r, note = _runs(f, latency=False)
         groups = []
-        for c, apps in pairs_of:
-            for app in apps:
-                def per_rep(d: pl.DataFrame, name: str) -> pl.DataFrame:
-                    d = d.with_columns(pl.col("campaign_seed").fill_null(-1))  # older runs record none
-                    return d.group_by("campaign_seed", "repetition").agg(pl.col("app_sent_packets").mean().alias(name))
-                j = per_rep(_mp(r, app, c), "mp").join(per_rep(_tcp(r, app, c), "tcp"),
-                                                       on=["campaign_seed", "repetition"])
-                j = j.filter(pl.col("tcp") > 0)
-                groups.append(group(f"{app}, {c.text}", x=values(j.with_columns(
-                    x=100 * (pl.col("mp") / pl.col("tcp") - 1)), "x")))
-        return Measure(keep(*groups), stats.mean("x", "mean over repetitions of 100 × (MPTCP ÷ TCP generated packets "
-                                                       "− 1)"), note=note,
-                       missing="needs ditg runs with ITGSend's generated packet count (result.sent_packets)")
+        for app in apps:
+            groups += [group(f"{app}, MPTCP {c.text}", p=_delivered_rows(_mp(r, app, c))),
+                       group(f"{app}, TCP over P1 ({c.text.split(' / ')[0]})", p=_delivered_rows(_tcp(r, app, c)))]
+        rel = pl.concat([_mp(r, a, c) for a in apps] + [_tcp(r, a, c) for a in apps], how="diagonal_relaxed")
+        late = rel.filter(pl.col("app_drained").eq(False))
+        if late.height:
+            note = join_notes(note, f"{late.height} run(s) did not drain within their limit: "
+                                    + ", ".join(late["run_id"].unique().head(5).to_list()))
+        return Measure(keep(*groups), stats.pooled("p", text="packets received (with a latency) ÷ packets ITGSend "
+                                                           "generated, pooled over runs, %"), note=note,
+                       missing=f"needs ditg runs over {c.text} (MP-2) and their TCP baseline with ITGSend's generated "
+                               "packet count")
     return m
 
 
 OFFERED_QUOTE = ("To obtain relevant traffic profiles for D-ITG, we used Wireshark and captured TCP traffic from "
                  "repeated real sessions ... In order to evaluate MPTCP, each test was run with both MPTCP and the "
                  "default Linux TCP")
-OFFERED_MARGIN = ("declared before our data: ITGSend draws its packets from the seed alone and, with the paper's 100 MiB "
-                  "buffers, never skips any, so TCP and MPTCP of a repetition are generated the same packets; 1 % "
-                  "allows for where a test's end cuts the last ON period")
-OFFERED_CONFIG = ("ours: ITGSend -s <seed of campaign, profile, repetition> (capture.workloads.ditg_seed), 100 MiB "
-                  "send buffers; generated packets from ITGDec on ITGSend's log (result.sent_packets); the paper: the "
-                  "same D-ITG profile over TCP and MPTCP")
+OFFERED_MARGIN = ("declared with the replayed schedules, before their data: TCP and MPTCP of a repetition replay the "
+                  "same schedule file (one draw per campaign seed, profile and repetition) and ITGSend sends exactly "
+                  "its packets (-z), so any difference is a defect: a margin of 0")
+OFFERED_CONFIG = ("ours: one schedule per campaign seed, profile and repetition (capture.ditg_schedule: numpy's PCG64 "
+                  "seeded by a hash of the three), replayed by ITGSend -Ft/-Fs/-z; the schedule files' sha256 "
+                  "(result.schedule_sha256) and the packets generated, from ITGDec on ITGSend's log "
+                  "(result.sent_packets); 100 MiB send buffers; the paper: the same D-ITG profile over TCP and MPTCP")
+DELIVERED_QUOTE = ("the latency a packet experienced from being sent by the ITGSend application on the Server until it "
+                   "was received by the ITGRecv application on the Client, i.e., the application-level packet "
+                   "latency, was measured")
+DELIVERED_CONFIG = ("ours: each test drains after its schedule (ITGSend's close waits, SO_LINGER, until every byte is "
+                    "acknowledged, up to 4 × the test + 20 s); received = packets with a latency (ITGDec on "
+                    "ITGRecv's log, app_latency), generated = ITGDec on ITGSend's log (result.sent_packets)")
+DELIVERED_TOLERANCE = ("declared with the draining protocol, before its data: TCP delivers every byte it accepted, so a "
+                       "test that drained received 100 %; a packet missing is one still queued at the drain limit, "
+                       "the longest-delayed of its run, and leaves the run's mean latency low by at least its share × "
+                       "the limit. 0.1 % (one packet in a thousand) is the most a group may miss")
+# every MPTCP configuration the claims compare (with its TCP baseline) and its profiles
+DELIVERED = {"sym40": (SYM40, ("netflix", "maps", "docs")), "asym20": (ASYM20, ("netflix", "maps")),
+             "asym40": (ASYM40, ("netflix", "maps")), "asym400": (ASYM400, ("netflix", "maps")),
+             "asym400-10m": (ASYM400_10M, ("netflix",)), "loss-p1": (LOSS_P1, ("netflix", "maps")),
+             "loss-p2": (LOSS_P2, ("netflix", "maps")), "loss-both": (LOSS_BOTH, ("netflix", "maps"))}
 RTT_CONFIG = ("ours: linkem delay per path (rtt_ms = 2 × one-way delay, campaign.yaml), 100-packet queues; a lab check "
               "of the emulator: the mean Karn-filtered RTT sample (server trace) of loss-free 100-Mbit/s runs within "
               "± 20 % of the configured RTT (queueing at 100 Mbit/s adds at most 100 × 1500 B ÷ 100 Mbit/s = 12 ms, and "
@@ -511,17 +590,20 @@ LOSS_TOLERANCE = ("a lab check of the emulator: the retransmission rate within �
 CHECKS = [
     check(P, "lab-ditg-same-offered-load", quote=OFFERED_QUOTE, where="§III", phrase="no-difference", unit="%",
           says="TCP and MPTCP of a test carry the same application traffic",
-          statistic="100 × (MPTCP ÷ TCP packets generated by ITGSend − 1), per repetition pair, per configuration "
-                    "over 40-ms paths (loss-free and lossy)",
-          config=OFFERED_CONFIG, measure=offered_load(SYMMETRIC_PAIRS), margin=1.0, margin_reason=OFFERED_MARGIN,
-          mismatch="ITGSend stopped at its time limit (a stalled connection) generates fewer packets"),
+          statistic="100 × (MPTCP ÷ TCP packets generated by ITGSend − 1) per repetition pair of one schedule file "
+                    "(100 for two different schedules), mean over pairs, per configuration over 40-ms paths (loss-free "
+                    "and lossy)",
+          config=OFFERED_CONFIG, measure=offered_load(SYMMETRIC_PAIRS), margin=0.0, margin_reason=OFFERED_MARGIN,
+          mismatch="a run whose ITGSend stopped before its schedule's end (a write blocked past its limit) generates "
+                   "fewer packets; runs of two different schedules are not the same traffic"),
     check(P, "lab-ditg-same-offered-load-asym", quote=OFFERED_QUOTE, where="§III", phrase="no-difference", unit="%",
           says="TCP and MPTCP of a test carry the same application traffic",
-          statistic="100 × (MPTCP ÷ TCP packets generated by ITGSend − 1), per repetition pair, per configuration "
-                    "with P1 at 10 ms (100 and 10 Mbit/s)",
-          config=OFFERED_CONFIG, measure=offered_load(ASYMMETRIC_PAIRS), margin=1.0, margin_reason=OFFERED_MARGIN,
-          mismatch="ITGSend stopped at its time limit (upstream MPTCP's stall over 10/400-ms paths) generates fewer "
-                   "packets"),
+          statistic="100 × (MPTCP ÷ TCP packets generated by ITGSend − 1) per repetition pair of one schedule file "
+                    "(100 for two different schedules), mean over pairs, per configuration with P1 at 10 ms (100 and "
+                    "10 Mbit/s)",
+          config=OFFERED_CONFIG, measure=offered_load(ASYMMETRIC_PAIRS), margin=0.0, margin_reason=OFFERED_MARGIN,
+          mismatch="a run whose ITGSend stopped before its schedule's end (a write blocked past its limit) generates "
+                   "fewer packets; runs of two different schedules are not the same traffic"),
     check(P, "lab-ditg-rtt-sym40", quote="The bar graphs in Figure 3 show the mean of the average packet latencies in "
                                          "the symmetrical-path tests, i.e., the tests with the same RTTs on both network "
                                          "paths", where="§IV, Fig. 3; §V, Fig. 6-8", phrase="exact", value=1.0,
@@ -548,4 +630,13 @@ CHECKS = [
                     "bytes P2 carried (server trace)",
           config=LOSS_CONFIG, measure=loss_p2,
           mismatch="MPTCP's P2 subflow may carry few packets per run; spurious retransmissions add to the drops"),
+] + [
+    check(P, f"lab-ditg-delivered-{key}", quote=DELIVERED_QUOTE, where="§III", phrase="exact", value=100.0,
+          precision=0.1, precision_reason=DELIVERED_TOLERANCE, unit="%",
+          says="every packet ITGSend sent is received by ITGRecv: its latency is measured",
+          statistic=f"packets received ÷ packets generated, pooled over runs, per profile: MPTCP over {c.text} and "
+                    "TCP over its P1",
+          config=DELIVERED_CONFIG, measure=delivered(c, apps),
+          mismatch="a test that did not drain within its limit (a stalled connection) misses its latest packets")
+    for key, (c, apps) in DELIVERED.items()
 ]
