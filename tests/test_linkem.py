@@ -122,7 +122,8 @@ def test_bad_config_exits_2_naming_the_field(tmp_path, config, field):
 @needs_bin
 def test_shipped_traces_parse(tmp_path):
     for trace in (ROOT / "capture" / "linkem" / "traces").glob("*.trace"):
-        assert trace.stat().st_size < 500_000
+        # committed text: the largest, Chen's home WiFi, is 180 s at 20 Mbit/s (1.9 MB)
+        assert trace.stat().st_size < 2_000_000
         cfg = tmp_path / "c.json"
         cfg.write_text(json.dumps({"up": {"trace": str(trace)}, "down": {"trace": str(trace)}}))
         # Config is valid, so it gets as far as opening the (missing) interface: exit 1, not 2.
