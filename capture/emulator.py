@@ -110,8 +110,12 @@ class PathEmulator:
         self.wire, self.profile, self.run_dir, self.seed = wire, profile, run_dir, seed
         self.base_dir = base_dir
         self.proc: Proc | None = None
-        self.trace_offsets: dict[str, int | None] = {}  # direction -> the trace's phase (ms), traced ones
         self.kind = choose_kind(profile, force_tbf)
+        # what linkem is given (drawn here: a random trace phase is part of the run's record)
+        self.config = linkem_config(profile, seed, base_dir) if self.kind == "linkem" else None
+        # direction -> the phase (ms) its trace starts at, for the traced directions
+        self.trace_offsets = {d: c.get("trace_offset_ms") for d, c in (self.config or {}).items()
+                              if isinstance(c, dict) and "trace" in c}
         self.log_path = run_dir / f"linkem-{wire.name}.csv"
         self.config_path = run_dir / f"linkem-{wire.name}.json"
         self.stats_path = run_dir / f"linkem-{wire.name}.stats.json"
@@ -124,9 +128,7 @@ class PathEmulator:
                 if "rate_mbit" in s:
                     tbf(w.emu_ns, ifc, float(s["rate_mbit"]), int(s.get("queue_bytes", 0) or 0))
             return
-        cfg = linkem_config(self.profile, self.seed, self.base_dir)
-        self.trace_offsets = {d: cfg[d].get("trace_offset_ms") for d in ("down", "up") if "trace" in cfg[d]}
-        self.config_path.write_text(json.dumps(cfg, indent=1))
+        self.config_path.write_text(json.dumps(self.config, indent=1))
         ready = self.run_dir / f".linkem-{w.name}.ready"
         ready.unlink(missing_ok=True)
         self.proc = Proc(f"linkem-{w.name}", [str(LINKEM), "--client-if", w.emu_client_if,
