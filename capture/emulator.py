@@ -15,10 +15,18 @@ radio's RLC) makes ``loss`` the radio's loss per attempt: a lost frame is resent
 ``delay_ms`` later, up to ``retries`` times, and dropped only when every attempt is lost::
 
     {rate_mbit: 8, rtt_ms: 60, queue_bytes: 100000, down: {loss: 0.05, llr: {delay_ms: 8, retries: 4}}}
+
+``trace_offset_ms`` (with a ``trace``) starts the trace at that phase: an integer (ms), or
+``random``: drawn uniformly over the trace's period from the run's seed, independently per
+path and direction, so each run sees its own slice of the rate sequence (meta.json
+``paths.<p>.trace_offset_ms`` records what was drawn)::
+
+    {trace: traces/chen_lte_att.trace, trace_offset_ms: random, rtt_ms: 60}
 """
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 
@@ -45,6 +53,28 @@ def needs_linkem(profile: dict) -> bool:
     return False
 
 
+def trace_period_ms(path: Path) -> int:
+    """A Mahimahi trace's period: its last timestamp (linkem's reading: blank lines and
+    ``#`` comments skipped)."""
+    lines = [x.strip() for x in Path(path).read_text().splitlines()]
+    lines = [x for x in lines if x and not x.startswith("#")]
+    if not lines or not lines[-1].isdigit() or int(lines[-1]) <= 0:
+        raise ValueError(f"{path}: not a delivery trace (its last line must be the period, an integer > 0 ms)")
+    return int(lines[-1])
+
+
+def trace_offset(setting, trace: Path, seed: int, d: str) -> int | None:
+    """A direction's ``trace_offset_ms``: as given, or for ``random`` a phase drawn
+    uniformly over the trace's period from ``seed`` (the path's linkem seed, one per run
+    and path) and the direction, so offsets are independent per run, path and direction
+    and the same seed draws the same one."""
+    if setting is None:
+        return None
+    if setting == "random":
+        return random.Random(f"linkem-trace-offset/{seed}/{d}").randrange(trace_period_ms(trace))
+    return int(setting)
+
+
 def linkem_config(profile: dict, seed: int, base_dir: Path | None = None) -> dict:
     cfg: dict = {"seed": int(seed)}
     for d in ("down", "up"):
@@ -59,6 +89,9 @@ def linkem_config(profile: dict, seed: int, base_dir: Path | None = None) -> dic
             if not t.is_absolute() and base_dir is not None:
                 t = (base_dir / t).resolve()
             c["trace"] = str(t)
+            off = trace_offset(s.get("trace_offset_ms"), t, seed, d)
+            if off is not None:
+                c["trace_offset_ms"] = off
         elif "rate_mbit" in s:
             c["rate_mbit"] = float(s["rate_mbit"])
         for k in ("queue_bytes", "queue_packets"):
@@ -78,6 +111,11 @@ class PathEmulator:
         self.base_dir = base_dir
         self.proc: Proc | None = None
         self.kind = choose_kind(profile, force_tbf)
+        # what linkem is given (drawn here: a random trace phase is part of the run's record)
+        self.config = linkem_config(profile, seed, base_dir) if self.kind == "linkem" else None
+        # direction -> the phase (ms) its trace starts at, for the traced directions
+        self.trace_offsets = {d: c.get("trace_offset_ms") for d, c in (self.config or {}).items()
+                              if isinstance(c, dict) and "trace" in c}
         self.log_path = run_dir / f"linkem-{wire.name}.csv"
         self.config_path = run_dir / f"linkem-{wire.name}.json"
         self.stats_path = run_dir / f"linkem-{wire.name}.stats.json"
@@ -90,8 +128,7 @@ class PathEmulator:
                 if "rate_mbit" in s:
                     tbf(w.emu_ns, ifc, float(s["rate_mbit"]), int(s.get("queue_bytes", 0) or 0))
             return
-        cfg = linkem_config(self.profile, self.seed, self.base_dir)
-        self.config_path.write_text(json.dumps(cfg, indent=1))
+        self.config_path.write_text(json.dumps(self.config, indent=1))
         ready = self.run_dir / f".linkem-{w.name}.ready"
         ready.unlink(missing_ok=True)
         self.proc = Proc(f"linkem-{w.name}", [str(LINKEM), "--client-if", w.emu_client_if,
@@ -130,6 +167,8 @@ class PathEmulator:
             m["linkem_config"] = self.config_path.name
             m["linkem_log"] = self.log_path.name
             m["linkem_stats"] = self.stats_path.name
+            if self.trace_offsets:
+                m["trace_offset_ms"] = dict(self.trace_offsets)
         else:
             m["tbf"] = {"down_if": self.wire.emu_client_if, "up_if": self.wire.emu_server_if,
                         "namespace": self.wire.emu_ns}

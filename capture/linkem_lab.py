@@ -110,6 +110,7 @@ class LinkBed:
         cfg = self.tmp / f"linkem{i}.json"
         cfg.write_text(config)
         ready = self.tmp / f"ready{i}"
+        ready.unlink(missing_ok=True)  # a previous linkem's on this path: wait for this one's
         err = open(self.tmp / f"linkem{i}.stderr", "w")
         stats = ("--stats", str(self.stats_path(i))) if self.has_stats else ()
         p = self.popen(self.emus[i], str(self.linkem), "--client-if", "c", "--server-if", "s",

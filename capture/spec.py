@@ -61,7 +61,7 @@ _PROFILES_V = jsonschema.Draft7Validator({**SCHEMA, "$ref": "#/definitions/profi
 STALL_RETRY = {"late_ms": 5.0, "repeats": 2}
 
 # Link profile keys (capture/emulator.py maps them onto linkem or tbf).
-DIRECTION_KEYS = {"delay_ms", "jitter_ms", "loss", "llr", "rate_mbit", "trace", "queue_bytes",
+DIRECTION_KEYS = {"delay_ms", "jitter_ms", "loss", "llr", "rate_mbit", "trace", "trace_offset_ms", "queue_bytes",
                   "queue_packets", "outages"}
 PROFILE_KEYS = DIRECTION_KEYS | {"rtt_ms", "down", "up", "by_size"}
 
@@ -273,6 +273,7 @@ def _merge_profile(base: dict, over: dict) -> dict:
         out.pop("delay_ms", None)
     if "rate_mbit" in over:
         out.pop("trace", None)
+        out.pop("trace_offset_ms", None)
     if "trace" in over:
         out.pop("rate_mbit", None)
     return out
@@ -351,6 +352,9 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
                 if "llr" in direction(prof, d) and "loss" not in direction(prof, d):
                     raise CampaignError(f"{source}: scenarios.{name}.{p}.{d}: llr retransmits what the radio "
                                         "loses: give that direction a loss (0 for none)")
+                if "trace_offset_ms" in direction(prof, d) and "trace" not in direction(prof, d):
+                    raise CampaignError(f"{source}: scenarios.{name}.{p}.{d}: trace_offset_ms is the phase a trace "
+                                        "starts at: give that direction a trace")
                 tr = (prof.get(d) or {}).get("trace") or prof.get("trace")
                 if tr and not ((base_dir or Path.cwd()) / tr).is_file():
                     raise CampaignError(f"{source}: scenarios.{name}.{p}: trace file {tr!r} not found")

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -301,3 +302,82 @@ def test_llr_errors_name_the_field():
     d = copy.deepcopy(BASE)
     with_lte(loss=0, llr={"delay_ms": 8, "retries": 2})(d)
     validate(d)
+
+
+# --- a trace's random phase per run (trace_offset_ms: random) ------------------------
+
+def traced_doc(tmp_path, period_ms: int = 100_000, **link) -> dict:
+    """BASE with both paths driven by one trace of ``period_ms`` (two opportunities a period)."""
+    (tmp_path / "t.trace").write_text(f"# a comment\n1\n\n{period_ms}\n")
+    doc = copy.deepcopy(BASE)
+    doc["scenarios"]["s1"] = {p: {"trace": "t.trace", "rtt_ms": 40, **link} for p in ("wifi", "lte")}
+    doc["repetitions"] = 3
+    return doc
+
+
+def test_random_trace_phase_per_run_path_and_direction(tmp_path):
+    from capture.emulator import linkem_config
+    specs = [s for s in expand(validate(traced_doc(tmp_path, trace_offset_ms="random"), base_dir=tmp_path),
+                               base_dir=tmp_path) if s.mode == "MP-2"]
+    assert len({s.seed for s in specs}) == len(specs) == 6
+    # each path's linkem seed as the runner gives it (capture/experiment.py: run seed * 10 + path index)
+    offs = {(s.run_id, p, d): linkem_config(s.profiles[p], s.seed * 10 + i, tmp_path)[d]["trace_offset_ms"]
+            for s in specs for i, p in enumerate(s.paths) for d in ("down", "up")}
+    assert all(isinstance(v, int) and 0 <= v < 100_000 for v in offs.values())
+    # 24 draws from 100,000 phases: any two equal would be a shared draw, not chance (p < 0.003)
+    assert len(set(offs.values())) == len(offs)
+    # the same seed draws the same phase; another seed another
+    s = specs[0]
+    assert linkem_config(s.profiles["wifi"], s.seed * 10, tmp_path) == linkem_config(s.profiles["wifi"], s.seed * 10,
+                                                                                      tmp_path)
+    # uniform over the period: 2,000 seeds fill its four quarters alike (each 500 ± 4 sd)
+    draws = [linkem_config(s.profiles["wifi"], k, tmp_path)["down"]["trace_offset_ms"] for k in range(2000)]
+    quarters = np.bincount(np.asarray(draws) // 25_000, minlength=4)
+    assert len(quarters) == 4 and (abs(quarters - 500) < 4 * 500 ** 0.5).all(), quarters
+
+
+def test_fixed_and_absent_trace_phase(tmp_path):
+    from capture.emulator import linkem_config
+    prof = expand(validate(traced_doc(tmp_path, trace_offset_ms=1234), base_dir=tmp_path),
+                  base_dir=tmp_path)[0].profiles["wifi"]
+    cfg = linkem_config(prof, 1, tmp_path)
+    assert cfg["down"]["trace_offset_ms"] == cfg["up"]["trace_offset_ms"] == 1234
+    prof = expand(validate(traced_doc(tmp_path), base_dir=tmp_path), base_dir=tmp_path)[0].profiles["wifi"]
+    assert "trace_offset_ms" not in linkem_config(prof, 1, tmp_path)["down"]
+    # a rate override of a traced profile drops its phase with its trace
+    from capture.spec import _merge_profile
+    assert _merge_profile({"trace": "t.trace", "trace_offset_ms": "random"}, {"rate_mbit": 5}) == {"rate_mbit": 5}
+
+
+def test_trace_phase_errors_name_the_field(tmp_path):
+    def with_wifi(**link):
+        def mut(d):
+            d["scenarios"]["s1"]["wifi"] = link
+        return mut
+    msg = bad(with_wifi(rate_mbit=10, trace_offset_ms="random"))
+    assert "scenarios.s1.wifi.down" in msg and "trace_offset_ms" in msg and "trace" in msg
+    assert "scenarios.s1.wifi" in bad(with_wifi(trace="x.trace", trace_offset_ms="sometimes"))
+    assert "scenarios.s1.wifi" in bad(with_wifi(trace="x.trace", trace_offset_ms=-5))
+
+
+def test_random_trace_phase_is_recorded_in_meta_and_given_to_linkem(tmp_path, monkeypatch):
+    """What linkem receives (its config JSON) and what meta.json records are the same drawn
+    phases; the record matches capture/meta.schema.yaml."""
+    from types import SimpleNamespace
+
+    from capture import emulator
+    from capture.experiment import meta_problems
+    monkeypatch.setattr(emulator, "linkem_available", lambda: True)
+    s = next(s for s in expand(validate(traced_doc(tmp_path, trace_offset_ms="random"), base_dir=tmp_path),
+                               base_dir=tmp_path) if s.mode == "MP-2")
+    metas = {}
+    for i, p in enumerate(s.paths):
+        e = emulator.PathEmulator(SimpleNamespace(name=p), s.profiles[p], tmp_path, seed=s.seed * 10 + i,
+                                  base_dir=tmp_path)
+        drawn = emulator.linkem_config(s.profiles[p], s.seed * 10 + i, tmp_path)
+        assert e.config == drawn
+        metas[p] = e.as_meta()
+        assert metas[p]["trace_offset_ms"] == {d: drawn[d]["trace_offset_ms"] for d in ("down", "up")}
+    assert metas["wifi"]["trace_offset_ms"] != metas["lte"]["trace_offset_ms"]
+    assert meta_problems({"run_id": "r", "paths": metas}) == []
+    assert meta_problems({"run_id": "r", "paths": {"wifi": {"trace_offset_ms": {"down": -1}}}})

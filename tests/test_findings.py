@@ -309,6 +309,59 @@ def test_cs244_three_path_handover_claims_by_construction(tmp_path):
     assert value(c.recover, "WiFi") == pytest.approx(0.0, abs=1e-9)
 
 
+# ------------------------------------------------------------------ Chen's variability claim, by hand
+
+# Five download times per configuration of Chen's time-varying scenario: with five runs
+# numpy's quartiles are the 2nd and 4th order statistics, so each IQR is read off by hand.
+VARIABLE_TIMES = {
+    512_000: {"MP-2": [1.0, 1.1, 1.2, 1.3, 5.0],     # IQR 1.3 - 1.1 = 0.2
+              "SP-wifi": [2.0, 2.5, 3.0, 3.5, 2.2],  # sorted 2.0 2.2 2.5 3.0 3.5: IQR 0.8
+              "SP-lte": [4.0, 4.4, 4.1, 4.9, 4.5]},  # sorted 4.0 4.1 4.4 4.5 4.9: IQR 0.4
+    4_000_000: {"MP-2": [10, 12, 14, 16, 18],        # IQR 4
+                "SP-wifi": [20, 21, 22, 23, 24],     # IQR 2
+                "SP-lte": [30, 33, 36, 39, 42]},     # IQR 6
+}
+
+
+def test_chen_reduces_variability_by_construction(tmp_path):
+    """IQR of MP-2 (lia) ÷ the smaller single-path IQR, per size, of the variable-att runs
+    alone: 0.2 ÷ min(0.8, 0.4) = 0.5 at 512 KB, 4 ÷ min(2, 6) = 2 at 4 MB. Runs of another
+    scenario, MP-2 with another congestion control and a stalled run are not samples."""
+    from labdb import Lab
+
+    import papers.chen.claims as c
+    from findings.measure import Facts
+    from pipeline import derived
+
+    lab = Lab()
+    links = {"wifi": (19.0, 0.021, 20.0), "lte": (60.0, 0.0, 8.0)}
+    for size, modes in VARIABLE_TIMES.items():
+        for mode, times in modes.items():
+            paths = {p: links[p] for p in ({"SP-wifi": ("wifi",), "SP-lte": ("lte",)}.get(mode, ("wifi", "lte")))}
+            cc = "lia" if mode == "MP-2" else "cubic"
+            for k, t in enumerate(times):
+                lab.run("chen", "variable-att", mode, size, cc=cc, rep=k + 1, paths=paths, download_s=t)
+            # decoys: a stalled run, the same configuration in a stationary scenario
+            lab.run("chen", "variable-att", mode, size, cc=cc, rep=9, paths=paths, download_s=1000.0, stalled=True)
+            lab.run("chen", "att", mode, size, cc=cc, rep=1, paths=paths, download_s=500.0)
+        lab.run("chen", "variable-att", "MP-2", size, cc="reno", rep=1, paths=links, download_s=700.0)
+    con = derived.connect(lab.write(tmp_path / "var.duckdb"))
+    try:
+        f = Facts(con)
+    finally:
+        con.close()
+    m = c.reduces_variability(f)
+    assert [g.label for g in m.groups] == ["att, time-varying links, 512 KB", "att, time-varying links, 4 MB"]
+    for g, want in zip(m.groups, (0.2 / 0.4, 4 / 2)):
+        assert all(len(v) == MIN_RUNS for v in g.samples.values())
+        assert m.statistic.value(g.samples) == pytest.approx(want)
+        assert g.checks == ()
+    row, groups = evaluate_claim(next(x for x in all_claims() if x.id == "chen-reduces-variability"), f, {})
+    assert [(g["group"], round(g["value"], 9)) for g in groups] == [("att, time-varying links, 512 KB", 0.5),
+                                                                   ("att, time-varying links, 4 MB", 2.0)]
+    assert row["magnitude_verdict"] == DIRECTION_ONLY and all(g["ci_low"] <= g["value"] <= g["ci_high"] for g in groups)
+
+
 # ------------------------------------------------------------------ every paper on the synthetic database
 
 @pytest.fixture(scope="module")

@@ -34,6 +34,12 @@ def _best_of(s):
     return stats.med(s["mp"]) / np.minimum(stats.med(s["a"]), stats.med(s["b"]))
 
 
+def _iqr_over_smaller(s):
+    """chen-reduces-variability: IQR of one role ÷ the smaller of two others' IQRs."""
+    from papers.chen.claims import iqr
+    return iqr(s["mp"]) / np.minimum(iqr(s["a"]), iqr(s["b"]))
+
+
 def _mean_over_better(s):
     return np.mean(s["mp"], axis=1) / np.maximum(np.mean(s["a"], axis=1), np.mean(s["b"], axis=1))
 
@@ -50,6 +56,7 @@ CASES = {
     "median_diff": stats.median_diff("a", "b"),
     "boot: median ÷ the better of two medians": stats.boot(_best_of, ("mp", "a", "b"), "best of"),
     "boot: mean ÷ the better of two means": stats.boot(_mean_over_better, ("mp", "a", "b"), "better"),
+    "boot: IQR ÷ the smaller of two IQRs": stats.boot(_iqr_over_smaller, ("mp", "a", "b"), "IQR"),
 }
 
 

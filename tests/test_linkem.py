@@ -122,7 +122,8 @@ def test_bad_config_exits_2_naming_the_field(tmp_path, config, field):
 @needs_bin
 def test_shipped_traces_parse(tmp_path):
     for trace in (ROOT / "capture" / "linkem" / "traces").glob("*.trace"):
-        assert trace.stat().st_size < 500_000
+        # committed text: the largest, Chen's home WiFi, is 180 s at 20 Mbit/s (1.9 MB)
+        assert trace.stat().st_size < 2_000_000
         cfg = tmp_path / "c.json"
         cfg.write_text(json.dumps({"up": {"trace": str(trace)}, "down": {"trace": str(trace)}}))
         # Config is valid, so it gets as far as opening the (missing) interface: exit 1, not 2.
@@ -293,6 +294,50 @@ def test_capture_llr_profile_is_a_valid_linkem_config(tmp_path):
     r = subprocess.run([str(BIN), "--client-if", "lkt-none0", "--server-if", "lkt-none1", "--config", str(cfg),
                         "--log", str(tmp_path / "l.csv")], capture_output=True, text=True, timeout=10)
     assert r.returncode == 1, r.stderr
+
+
+@needs_bin
+def test_capture_random_trace_phase_is_a_valid_linkem_config(tmp_path):
+    """The config capture writes for a traced profile with a random phase carries the drawn
+    offsets, and linkem accepts it (exit 1 on the missing interface, not 2)."""
+    from capture.emulator import linkem_config
+    trace = ROOT / "capture" / "linkem" / "traces" / "chen_lte_att.trace"
+    c = linkem_config({"trace": str(trace), "trace_offset_ms": "random", "rtt_ms": 60}, seed=3)
+    assert all(0 <= c[d]["trace_offset_ms"] < 180_000 for d in ("down", "up"))
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps(c))
+    r = subprocess.run([str(BIN), "--client-if", "lkt-none0", "--server-if", "lkt-none1", "--config", str(cfg),
+                        "--log", str(tmp_path / "l.csv")], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1, r.stderr
+
+
+# A trace of two halves: 2 s with one 1500-byte opportunity every 6 ms (2 Mbit/s), then 2 s
+# with two every millisecond (24 Mbit/s); period 4 s.
+HALVES = [m for m in range(6, 2000, 6)] + [m for m in range(2001, 4001) for _ in (0, 1)]
+
+
+@needs_ns
+def test_trace_offset_picks_the_phase(topo):
+    """A burst queued behind the trace leaves at the opportunities of the phase the offset
+    names: offset 0 puts it in the slow half (6 ms apart), offset 2000 ms in the fast one
+    (two per ms), though the burst arrives at the same time after linkem's start."""
+    t = topo
+    (t.tmp / "halves.trace").write_text("".join(f"{m}\n" for m in HALVES))
+    gaps = {}
+    for offset in (0, 2000):
+        p, log = run_linkem(t, {"up": {"trace": str(t.tmp / "halves.trace"), "trace_offset_ms": offset,
+                                       "queue_packets": 1000}}, f"phase{offset}")
+        try:
+            t.ns(t.client, sys.executable, "-c", BLAST, t.server_ip(0), "60", "1472", "0")  # 1500-byte IP packets
+            time.sleep(0.6)
+        finally:
+            finish(t, p)
+        up = sorted((r for r in rows(log, "up") if int(r["size_bytes"]) == 1514), key=lambda r: int(r["packet_id"]))
+        assert len(up) == 60 and all(r["dropped"] == "0" for r in up), (offset, len(rows(log)), rows(log)[:3])
+        deps = sorted(us(r["departure_s"]) for r in up)
+        gaps[offset] = (deps[-1] - deps[0]) / (len(deps) - 1)  # mean spacing, microseconds
+    assert 5_800 <= gaps[0] <= 6_200, gaps      # the slow half: one opportunity every 6 ms
+    assert 400 <= gaps[2000] <= 700, gaps       # the fast half: two per millisecond
 
 
 def tcp_retrans(t: lab.LinkBed) -> tuple[int, int]:

@@ -18,19 +18,35 @@ import random
 import sys
 
 
-def generate(seed: int, duration_s: float, levels: list[float], hold_s: float, start: float, noise: float) -> list[int]:
+def rates(seed: int, duration_s: float, levels: list[float], hold_s: float, start: float, noise: float) -> list[float]:
+    """The rate (Mbit/s) of each millisecond 1 .. duration."""
     rng = random.Random(seed)
     idx = min(range(len(levels)), key=lambda i: abs(levels[i] - start))
     n_ms = int(duration_s * 1000)
     next_switch = rng.expovariate(1 / hold_s) * 1000
-    acc = 0.0
-    out: list[int] = []
+    out: list[float] = []
     for ms in range(1, n_ms + 1):
         if ms >= next_switch:
             step = rng.choice([-1, 1]) * (2 if rng.random() < 0.15 else 1)
             idx = max(0, min(len(levels) - 1, idx + step))
             next_switch = ms + rng.expovariate(1 / hold_s) * 1000
-        rate = levels[idx] * max(0.0, rng.gauss(1.0, noise))
+        out.append(levels[idx] * max(0.0, rng.gauss(1.0, noise)))
+    return out
+
+
+def generate(seed: int, duration_s: float, levels: list[float], hold_s: float, start: float, noise: float,
+             mean: float | None = None) -> list[int]:
+    """The trace's timestamps. ``mean`` (Mbit/s): every millisecond's rate is scaled by
+    one factor so that the trace's mean rate is ``mean`` (a short trace's level process
+    need not average to its levels' mean)."""
+    r = rates(seed, duration_s, levels, hold_s, start, noise)
+    if mean is not None:
+        k = mean / (sum(r) / len(r))
+        r = [x * k for x in r]
+    n_ms = len(r)
+    acc = 0.0
+    out: list[int] = []
+    for ms, rate in enumerate(r, start=1):
         acc += rate * 1e6 / 8 / 1000  # bytes this millisecond
         while acc >= 1500:
             out.append(ms)
@@ -48,10 +64,11 @@ def main() -> int:
     ap.add_argument("--hold", type=float, default=2.0, help="mean seconds at one level")
     ap.add_argument("--start", type=float, default=10.0, help="starting level (nearest)")
     ap.add_argument("--noise", type=float, default=0.3, help="per-ms relative noise (sd)")
+    ap.add_argument("--mean", type=float, help="scale the rates so the trace's mean is this (Mbit/s)")
     ap.add_argument("-o", "--output", help="file (default stdout)")
     a = ap.parse_args()
     levels = sorted(float(x) for x in a.levels.split(","))
-    lines = generate(a.seed, a.duration, levels, a.hold, a.start, a.noise)
+    lines = generate(a.seed, a.duration, levels, a.hold, a.start, a.noise, a.mean)
     text = "".join(f"{v}\n" for v in lines)
     if a.output:
         with open(a.output, "w") as f:

@@ -119,13 +119,27 @@ fn resolve_trace(s: &str, config_dir: Option<&Path>) -> std::path::PathBuf {
     p.to_path_buf()
 }
 
+/// `trace_offset_ms`: the trace time at linkem's start (a phase, taken modulo
+/// the trace's period), so that runs can see different slices of one trace.
+fn with_trace_offset(rate: Rate, v: &Value, p: &str) -> R<Rate> {
+    let f = format!("{}trace_offset_ms", p);
+    let off = v.as_u64().ok_or_else(|| format!("{}: must be a non-negative integer (ms)", f))?;
+    match rate {
+        Rate::Trace(t) => Ok(Rate::Trace(t.with_offset(off))),
+        _ => err(&f, "needs a trace in the same direction (it is the phase the trace starts at)"),
+    }
+}
+
 fn parse_dir(v: &Value, name: &str, config_dir: Option<&Path>) -> R<DirConfig> {
     let p = format!("{}.", name);
     let obj = v.as_object().ok_or_else(|| format!("{}: must be an object", name))?;
     check_keys(
         obj,
         &p,
-        &["delay_ms", "jitter_ms", "jitter_dist", "reorder", "loss", "llr", "rate_mbit", "trace", "queue_bytes", "queue_packets", "outages"],
+        &[
+            "delay_ms", "jitter_ms", "jitter_dist", "reorder", "loss", "llr", "rate_mbit", "trace", "trace_offset_ms",
+            "queue_bytes", "queue_packets", "outages",
+        ],
     )?;
     let mut c = DirConfig::default();
     if let Some(v) = obj.get("delay_ms") {
@@ -166,6 +180,9 @@ fn parse_dir(v: &Value, name: &str, config_dir: Option<&Path>) -> R<DirConfig> {
             c.rate = Rate::Trace(t);
         }
         (None, None) => {}
+    }
+    if let Some(v) = obj.get("trace_offset_ms") {
+        c.rate = with_trace_offset(std::mem::replace(&mut c.rate, Rate::Unlimited), v, &p)?;
     }
     if let Some(v) = obj.get("queue_bytes") {
         c.queue_bytes = Some(pos_int(v, &format!("{}queue_bytes", p))?);
@@ -242,6 +259,27 @@ mod tests {
         assert!(parse(r#"{"up": {"loss": {"model": "bernoulli", "p": 0}, "llr": {"delay_ms": 0, "retries": 1}}}"#, None).is_ok());
     }
     #[test]
+    fn trace_offset_is_the_phase_modulo_the_period() {
+        let dir = std::env::temp_dir().join(format!("linkem-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.trace"), "2\n2\n5\n9\n").unwrap(); // period 9 ms
+        let text = r#"{"down": {"trace": "t.trace", "trace_offset_ms": 3}, "up": {"trace": "t.trace", "trace_offset_ms": 21}}"#;
+        let c = parse(text, Some(&dir)).unwrap();
+        let off = |r: &Rate| match r {
+            Rate::Trace(t) => t.offset_ms(),
+            _ => panic!("not a trace"),
+        };
+        assert_eq!((off(&c.down.rate), off(&c.up.rate)), (3, 21 % 9));
+        let c = parse(r#"{"down": {"trace": "t.trace"}}"#, Some(&dir)).unwrap();
+        assert_eq!(off(&c.down.rate), 0);
+        for bad in [r#"-1"#, r#"2.5"#, r#""random""#] {
+            let e = parse(&format!(r#"{{"down": {{"trace": "t.trace", "trace_offset_ms": {}}}}}"#, bad), Some(&dir)).unwrap_err();
+            assert!(e.starts_with("down.trace_offset_ms: must be a non-negative integer"), "{bad}: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn errors_name_the_field() {
         let cases = [
             (r#"{"down": {"rate_mbit": 1, "trace": "x"}}"#, "down.rate_mbit"),
@@ -264,6 +302,8 @@ mod tests {
             (r#"{"down": {"loss": {"model": "bernoulli", "p": 0.1}, "llr": 3}}"#, "down.llr"),
             (r#"{"up": {"llr": {"delay_ms": 8, "retries": 2}}}"#, "up.llr"),
             (r#"{"up": {"loss": {"model": "none"}, "llr": {"delay_ms": 8, "retries": 2}}}"#, "up.llr"),
+            (r#"{"down": {"trace_offset_ms": 5}}"#, "down.trace_offset_ms"),
+            (r#"{"down": {"rate_mbit": 5, "trace_offset_ms": 5}}"#, "down.trace_offset_ms"),
         ];
         for (text, field) in cases {
             let e = parse(text, None).unwrap_err();

@@ -202,6 +202,76 @@ fn trace_delivery_matches_opportunities() {
 }
 
 #[test]
+fn trace_offset_starts_the_trace_at_that_phase() {
+    // Opportunities at 2, 2, 5, 9 ms; period 9 ms. Offset 3: emulator time t is
+    // trace time t + 3, so the raw opportunities 5, 9, 11, 11, 14, 18, 20, 20
+    // happen at 2, 6, 8, 8, 11, 15, 17, 17 ms.
+    for offset in [3u64, 12, 9 * 7 + 3] {
+        let tr = Trace::from_ms(vec![2, 2, 5, 9]).unwrap().with_offset(offset);
+        let mut c = core(DirConfig { delay_ns: 10 * MS, rate: Rate::Trace(tr), ..Default::default() });
+        let d: Vec<i64> = (0..6).map(|_| fwd(c.on_arrival(0, FULL)) - 10 * MS).collect();
+        assert_eq!(d, vec![2 * MS, 6 * MS, 8 * MS, 8 * MS, 11 * MS, 15 * MS], "offset {offset}");
+        // queue empty again: a packet arriving at 16 ms takes the opportunity at 17
+        assert_eq!(fwd(c.on_arrival(16 * MS, FULL)) - 10 * MS, 17 * MS, "offset {offset}");
+    }
+}
+
+/// Departures (or drops) of a seeded random arrival sequence, the arrivals
+/// shifted by `shift_ns`, through a trace started at `offset_ms`.
+fn traced_run(tr: &Trace, offset_ms: u64, shift_ns: i64) -> Vec<Verdict> {
+    let cfg = DirConfig {
+        delay_ns: 7 * MS,
+        jitter_ns: MS,
+        loss: LossModel::Bernoulli { p: 0.1 },
+        llr: Some(Llr { delay_ns: 3 * MS, retries: 2 }),
+        rate: Rate::Trace(tr.clone().with_offset(offset_ms)),
+        queue_packets: Some(40),
+        ..Default::default()
+    };
+    let mut c = core(cfg);
+    let mut arr = crate::rng::Rng::new(5, 9);
+    let mut t = 0i64;
+    (0..3000)
+        .map(|_| {
+            t += (arr.f64() * 1.5 * MS as f64) as i64; // bursts and gaps around the trace's rate
+            let len = if arr.chance(0.7) { FULL } else { 60 + (arr.f64() * 1400.0) as usize };
+            match c.on_arrival(t + shift_ns, len) {
+                Verdict::Forward(d, k) => Verdict::Forward(d - shift_ns, k),
+                v => v,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn trace_offset_equals_the_trace_shifted_in_time() {
+    // An irregular trace (seeded): 1-3 opportunities in some milliseconds, none
+    // in others; period 997 ms.
+    let mut g = crate::rng::Rng::new(11, 0);
+    let mut ms = Vec::new();
+    for m in 1..=997u64 {
+        let k = (g.f64() * 4.0 * if (m / 100) % 2 == 0 { 1.0 } else { 0.3 }) as usize;
+        ms.extend(std::iter::repeat(m).take(k));
+    }
+    if ms.last() != Some(&997) {
+        ms.push(997);
+    }
+    let tr = Trace::from_ms(ms).unwrap();
+    let base = traced_run(&tr, 0, 0);
+    // By construction: with offset k a frame leaves when it would have left
+    // without an offset had it arrived k later, minus k; k and k + n * period
+    // are the same phase.
+    for k in [1u64, 137, 500, 996, 997, 997 + 250, 5 * 997 + 13] {
+        let shifted = traced_run(&tr, 0, k as i64 * MS);
+        assert_eq!(traced_run(&tr, k, 0), shifted, "offset {k}");
+        assert_eq!(traced_run(&tr, k % 997, 0), shifted, "offset {k} modulo the period");
+        if k % 997 != 0 {
+            assert_ne!(traced_run(&tr, k, 0), base, "offset {k} changes nothing");
+        }
+    }
+}
+
+#[test]
 fn trace_shares_opportunities_between_small_packets() {
     let tr = Trace::from_ms(vec![1, 2, 3, 4]).unwrap(); // 1500 B per ms = 12 Mbit/s
     let mut c = core(DirConfig { rate: Rate::Trace(tr), ..Default::default() });

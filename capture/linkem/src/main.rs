@@ -82,6 +82,10 @@ CONFIG (every field optional):
                    opportunity, looping with period = last timestamp); the path is
                    taken as given, else relative to the config file's directory.
                    rate_mbit and trace are mutually exclusive; neither = unlimited.
+     trace_offset_ms  the trace time at linkem's start (integer ms >= 0, taken
+                   modulo the period; default 0): the trace starts at that phase,
+                   so a frame leaves when it would without an offset had it
+                   arrived trace_offset_ms later, minus that. Needs a trace.
      queue_bytes   drop-tail limit of the bottleneck queue in IP bytes
      queue_packets drop-tail limit in packets (default 1000 when neither is given;
                    both may be given, then both apply)

@@ -1,6 +1,10 @@
 //! Mahimahi packet-delivery traces: one integer millisecond timestamp per
 //! line, each line one 1500-byte delivery opportunity; the trace repeats
 //! with a period equal to its last timestamp (as mm-link does).
+//!
+//! A trace may start at a phase (`with_offset`): emulator time t is then
+//! trace time t + offset (modulo the period), so runs that start the same
+//! trace at different offsets see different slices of its rate sequence.
 
 pub const OPPORTUNITY_BYTES: u32 = 1500;
 
@@ -8,6 +12,10 @@ pub const OPPORTUNITY_BYTES: u32 = 1500;
 pub struct Trace {
     ms: Vec<u64>,
     period_ms: u64,
+    /// Trace time at emulator time 0, in [0, period_ms).
+    offset_ms: u64,
+    /// The first raw opportunity at or after `offset_ms`: emulator opportunity 0.
+    k0: u64,
 }
 
 impl Trace {
@@ -39,7 +47,21 @@ impl Trace {
         if ms.windows(2).any(|w| w[1] < w[0]) {
             return Err("timestamps must not decrease".into());
         }
-        Ok(Trace { ms, period_ms })
+        Ok(Trace { ms, period_ms, offset_ms: 0, k0: 0 })
+    }
+
+    /// The same trace started at trace time `offset_ms` (taken modulo the
+    /// period): the opportunity at trace time `offset_ms + x` happens at
+    /// emulator time x. Offset 0 is the trace as loaded.
+    pub fn with_offset(mut self, offset_ms: u64) -> Trace {
+        self.offset_ms = offset_ms % self.period_ms;
+        self.k0 = self.raw_first_at_or_after_ms(self.offset_ms);
+        self
+    }
+
+    #[allow(dead_code)]
+    pub fn offset_ms(&self) -> u64 {
+        self.offset_ms
     }
 
     pub fn load(path: &std::path::Path) -> Result<Trace, String> {
@@ -57,19 +79,30 @@ impl Trace {
         self.period_ms
     }
 
-    /// Time in ms (since the emulator start) of global opportunity k.
-    pub fn opp_ms(&self, k: u64) -> u64 {
+    /// Trace time in ms of raw (offset-free) global opportunity k.
+    fn raw_opp_ms(&self, k: u64) -> u64 {
         let n = self.ms.len() as u64;
         (k / n) * self.period_ms + self.ms[(k % n) as usize]
+    }
+
+    /// Time in ms (since the emulator start) of global opportunity k.
+    pub fn opp_ms(&self, k: u64) -> u64 {
+        self.raw_opp_ms(k + self.k0) - self.offset_ms
     }
 
     pub fn opp_ns(&self, k: u64) -> i64 {
         (self.opp_ms(k) as i64) * 1_000_000
     }
 
-    /// The first global opportunity index whose time is >= t_ns.
+    /// The first global opportunity index whose time (since the emulator
+    /// start) is >= t_ns.
     pub fn first_at_or_after(&self, t_ns: i64) -> u64 {
         let x = if t_ns <= 0 { 0 } else { ((t_ns as u64) + 999_999) / 1_000_000 }; // ceil to ms
+        self.raw_first_at_or_after_ms(x + self.offset_ms) - self.k0
+    }
+
+    /// The first raw global opportunity index whose trace time is >= x ms.
+    fn raw_first_at_or_after_ms(&self, x: u64) -> u64 {
         let n = self.ms.len() as u64;
         let mut cycle = (x / self.period_ms).saturating_sub(1);
         loop {
