@@ -32,18 +32,32 @@ def path_estimate(profile: dict, base_dir: Path | None = None) -> tuple[float, f
     p = float(loss) if not isinstance(loss, dict) else (
         loss.get("p", 0) if loss.get("model") == "bernoulli" else
         loss.get("p_gb", 0) / max(loss.get("p_gb", 0) + loss.get("p_bg", 1), 1e-9) * loss.get("loss_bad", 1))
+    if down.get("llr"):  # the radio's loss, resent by the link: TCP sees what every attempt lost
+        p = p ** (1 + int(down["llr"]["retries"]))
     if p > 0:
         rate = min(rate, 1.22 * 1448 * 8 / (max(rtt, 0.002) * p ** 0.5) / 1e6)
     return rate * 0.85, rtt
+
+
+def _ditg_drain_s(spec: RunSpec, base: Path | None) -> float:
+    """How long a D-ITG test drains after its schedule ends: the scheduled bytes at the
+    paths' expected TCP rate, beyond the test's length, at most the drain limit."""
+    from .ditg_schedule import draw, schedule_seed
+    from .workloads import drain_limit_s
+
+    profile = spec.workload[len("ditg-"):]
+    s = draw(profile, spec.duration_s, schedule_seed(spec.campaign_seed, profile, spec.repetition))
+    rate = sum(path_estimate(spec.profiles[p], base)[0] for p in spec.paths)
+    return min(max(0.0, s.bytes * 8 / (rate * 1e6) - spec.duration_s), drain_limit_s(spec.duration_s))
 
 
 def estimate_s(spec: RunSpec, base_dir: Path | None = None) -> float:
     """Rough wall time of one run (seconds): set-up/teardown plus the workload."""
     if spec.workload == "iperf3-down":
         return RUN_OVERHEAD_S["iperf3-down"] + spec.duration_s
-    if spec.workload not in SIZED:
-        return RUN_OVERHEAD_S["ditg"] + spec.duration_s
     base = Path(spec.base_dir) if spec.base_dir else base_dir
+    if spec.workload not in SIZED:
+        return RUN_OVERHEAD_S["ditg"] + spec.duration_s + _ditg_drain_s(spec, base)
     paths = spec.paths if spec.mode != "backup" else [spec.primary]
     est = [path_estimate(spec.profiles[p], base) for p in paths]
     rate = sum(r for r, _ in est)

@@ -21,12 +21,13 @@ REPO = Path(__file__).resolve().parent.parent
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 PAPERS = ["chen", "cs244", "deng", "ditg", "ferlin"]
 QUICK_BUDGET_S = 30 * 60
-# Issue 23: the standard scale grows to what the claims need, within 3 hours for the five
-# campaigns on this 2-core host (the duration model; data/reference/README.md has the
-# measured time). 195 min until CS244's three-path handover (Fig. 2: five 50-s MP-3 runs,
-# +4.5 min by the model, 196.1 in all) was added: any five runs of CS244's 40-s protocol
-# exceed 195 min.
-STANDARD_BUDGET_S = 200 * 60
+# The standard scale grows to what the claims need, within 4 hours for the five campaigns
+# on this 2-core host (issue 41's budget; the duration model, D-ITG's drain included;
+# data/reference/README.md has the measured time). It was 3 hours (issue 23) until issue 40
+# added the experiments the inventory said were possible (CS244's three-path handover,
+# Deng's unplugged backup, Chen's per-table scenarios and time-varying links) and D-ITG's
+# drain (every generated packet delivered before a test ends).
+STANDARD_BUDGET_S = 240 * 60
 REFERENCE = REPO / CONFIG.get("reference_dir", "data/reference")
 
 
