@@ -62,6 +62,9 @@ def prepare(campaign: Path, settings: list[str], out: Path) -> Path:
     for s in settings:
         override(profiles, s)
     _absolute_traces(profiles, src.parent)
+    # inline links' traces are relative to the campaign's folder, which the copy leaves
+    _absolute_traces({f"{n}.{p}": link for n, sc in doc["scenarios"].items() for p, link in sc.items()
+                      if isinstance(link, dict)}, campaign.resolve().parent)
     out.mkdir(parents=True, exist_ok=True)
     (out / "profiles.yaml").write_text(yaml.safe_dump(profiles, sort_keys=False))
     doc["profiles_file"] = str((out / "profiles.yaml").resolve())
