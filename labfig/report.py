@@ -133,13 +133,16 @@ def main(argv: list[str] | None = None) -> int:
     counts = []
     if findings:
         import polars as pl
-        t = pl.DataFrame(findings).select("paper", "magnitude_verdict", "direction_verdict")
+        t = pl.DataFrame(findings).select("paper", "magnitude_verdict", "direction_verdict", "basis")
         verdicts = [v for v in VERDICTS if v in set(t["magnitude_verdict"].to_list())]
         for paper in [*sorted(set(t["paper"].to_list())), None]:
             sub = t if paper is None else t.filter(pl.col("paper") == paper)
             counts.append({"paper": paper or "all", "rows": sub.height,
                            "cells": [sub.filter(pl.col("magnitude_verdict") == v).height for v in verdicts],
-                           "direction": sub.filter(pl.col("direction_verdict") == "agree").height})
+                           "direction": sub.filter(pl.col("direction_verdict") == "agree").height,
+                           "independent": " / ".join(str(sub.filter((pl.col("basis") == "outcome")
+                                                                    & (pl.col("magnitude_verdict") == v)).height)
+                                                     for v in ("agree", "disagree"))})
     else:
         verdicts = []
 

@@ -54,6 +54,9 @@ def summary(results: Path, source: str = "") -> tuple[list[str], int]:
         c = Counter(r["magnitude_verdict"] for r in findings)
         lines.append(f"findings: {len(findings)} rows: " + ", ".join(f"{n} {v}" for v, n in c.most_common())
                      + f" ({findings_csv})")
+        ind = Counter(r["magnitude_verdict"] for r in findings if r.get("basis") == "outcome"
+                      and r["magnitude_verdict"] in ("agree", "disagree"))
+        lines.append(f"independent decisive verdicts (basis outcome): {ind['agree']} agree, {ind['disagree']} disagree")
     issues = _rows(issues_csv)
     if issues_csv.exists():
         c = Counter(r["what"] for r in issues)

@@ -57,13 +57,13 @@ def verdict_table(paper: str) -> str:
     """Markdown: every statement of the paper's inventory with its number, band, ours and
     both verdicts (and why, where they are not agree)."""
     rows, _ = tables(paper)
-    lines = ["| claim | the paper | band | ours [95 % CI] | n | magnitude | direction | why |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| claim | the paper | band | ours [95 % CI] | n | magnitude | direction | basis | why |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows.iter_rows(named=True):
         why = (r["reason"] or "").replace("|", "/")
         lines.append(f"| `{r['id']}`: {r['says']} ({r['source']}) | {r['paper_text']} | {band_text(r)} | "
                      f"{ours_text(r)} | {r['n'] or '–'} | **{r['magnitude_verdict']}** | {r['direction_verdict']} | "
-                     f"{why[:300]} |")
+                     f"{r['basis']} | {why[:300]} |")
     return "\n".join(lines)
 
 
