@@ -56,7 +56,7 @@ _CAMPAIGN_V = jsonschema.Draft7Validator(SCHEMA)
 _PROFILES_V = jsonschema.Draft7Validator({**SCHEMA, "$ref": "#/definitions/profiles_file"})
 
 # Stalls (capture/health.py): a run whose emulator left a frame more than late_ms
-# late is "stalled" (DESIGN.md: no stall over 5 ms); campaigns that name their
+# late is "stalled" (docs/DESIGN.md: no stall over 5 ms); campaigns that name their
 # paper repeat such a run up to `repeats` times unless they say otherwise.
 STALL_RETRY = {"late_ms": 5.0, "repeats": 2}
 

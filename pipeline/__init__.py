@@ -1,4 +1,4 @@
-"""pcaps -> DuckDB tables of the MPTCP metrics the papers use (see DESIGN.md)."""
+"""pcaps -> DuckDB tables of the MPTCP metrics the papers use (see docs/DESIGN.md)."""
 import os as _os
 
 # polars allocates through its own jemalloc, which by default keeps freed pages for

@@ -3,7 +3,7 @@
 Each exchange is written once, as what each host sends and when, with a one-way delay
 per path; a trace is what one end sees: its own packets at their send times, the
 other end's at send time + delay (lost packets only at the sender). Uploads follow
-the download definitions with the roles swapped (DESIGN.md, "Directions"): loss and
+the download definitions with the roles swapped (docs/DESIGN.md, "Directions"): loss and
 RTT from the sender's trace (the client), OFO delay and completion time from the
 receiver's (the server).
 """
