@@ -110,6 +110,8 @@ def sample(out: Path, end: str, interval: float) -> int:
         while not stop:
             t = time.time()
             p = subprocess.run(SS, capture_output=True, text=True)
+            if p.returncode != 0 and stop:
+                break  # the stop signal reached ss too (the sampler's process group): not a failure
             if p.returncode != 0:
                 print(f"{' '.join(SS)} failed ({p.returncode}): {p.stderr.strip()}", file=sys.stderr)
                 return 1
