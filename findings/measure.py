@@ -61,7 +61,6 @@ class Facts:
         self.outage_delivery = con.sql("SELECT * FROM outage_delivery ORDER BY run_id, down_s").pl()
         self.delivery = con.sql("SELECT * FROM run_delivery ORDER BY run_id, second, side").pl()
         self.rtt = con.sql("SELECT * FROM run_rtt ORDER BY run_id, side").pl()
-        self.link = con.sql("SELECT * FROM run_link ORDER BY run_id, path, direction").pl()
         self.provenance = by_paper(con)
 
     def window_goodput(self, t0: float, t1: float, side: str | None = None) -> pl.DataFrame:

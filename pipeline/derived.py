@@ -319,16 +319,6 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    "CCDF per interface): their number, minimum, mean, 10th/50th/90th percentiles, maximum, "
                    "and how many lie below 50 ms, above 100 ms and within 50-200 ms (pooled over runs as "
                    "Σ count ÷ Σ rtt_n: the share of a CCDF's samples)."),
-        Definition("run_link", "view", """
-            SELECT run_id, path, direction, count(*) AS link_frames,
-                   count(*) FILTER (WHERE reason = 'loss') AS link_lost,
-                   count(*) FILTER (WHERE reason = 'queue') AS link_queue_drops,
-                   count(*) FILTER (WHERE attempts > 1) AS link_retransmitted
-            FROM link_truth GROUP BY ALL""",
-                   "Per run, emulated path and direction: the frames the link emulator saw (link_truth, "
-                   "its own log), how many the link lost (its random or bursty loss, after any link-layer "
-                   "retransmission), how many its queue dropped (congestion) and how many it resent on the "
-                   "link: the path's own loss profile, apart from what TCP's congestion adds."),
         Definition("primary_pairs", "view",
                    _pairs("primary_path", ("lte", "wifi"), ("lte", "wifi"), same="congestion_control",
                           extra="a.goodput_mbit / nullif(b.goodput_mbit, 0) AS ratio"),
