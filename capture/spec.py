@@ -130,6 +130,19 @@ def direction(profile: dict, d: str) -> dict:
     return res
 
 
+def _drop_keys(entry: dict, over: dict) -> dict:
+    """``entry`` without the settings ``over`` gives (per direction too)."""
+    out = {}
+    for k, v in entry.items():
+        if k in ("down", "up") and isinstance(v, dict):
+            rest = {kk: vv for kk, vv in v.items() if kk not in (over.get(k) or {}) and kk not in over}
+            if rest:
+                out[k] = rest
+        elif k not in over and not (k in ("rtt_ms", "delay_ms") and ({"rtt_ms", "delay_ms"} & set(over))):
+            out[k] = v
+    return out
+
+
 def at_size(profile: dict, size: int) -> dict:
     """A profile as it applies to a download of ``size`` bytes: its ``by_size`` entry for
     that size (if any) merged over it, ``by_size`` itself gone (the emulator and meta.json
@@ -299,6 +312,9 @@ def resolve_link(link, where: str, profiles: dict, prof_dir: Path, base_dir: Pat
             t = (prof_dir / part["trace"]).resolve()
             part["trace"] = os.path.relpath(t, (base_dir or Path.cwd()).resolve())
     prof = _merge_profile(named, over)
+    if over and "by_size" in prof:
+        # the scenario's own settings win over the named profile's per-size ones
+        prof["by_size"] = {k: _drop_keys(v, over) for k, v in prof["by_size"].items()}
     return prof, name
 
 

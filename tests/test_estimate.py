@@ -24,7 +24,8 @@ def test_makespan_longest_first():
 def test_plan_wall_times_fall_with_hosts():
     name, runs = run_times(ROOT / "papers" / "chen" / "campaign.yaml", "paper")
     p = plan(ROOT / "papers" / "chen" / "campaign.yaml", "paper", (1, 8, 32))
-    assert name == "chen" and p["runs"] == len(runs) == 5760
+    # the paper's matrices, each figure's on the scenarios of its table (issue 40)
+    assert name == "chen" and p["runs"] == len(runs) == 3540
     w = p["wall_s"]
     assert w[1] == pytest.approx(sum(runs), rel=1e-6) and w[1] > w[8] > w[32] >= max(runs)
     assert w[8] <= sum(runs) / 8 + max(runs)  # a list schedule ends within one run of the mean load

