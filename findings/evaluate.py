@@ -168,7 +168,8 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
     dv, dg = direction(c, judged)
     label = mg or dg or judged[0][0]
     est = dict(judged)[label]
-    reason = _reason(c, mv, dv, label, est, len(judged), numbers.get(label))
+    # the intervals were made at the Bonferroni level of every computed group (gated or not)
+    reason = _reason(c, mv, dv, label, est, len(done), numbers.get(label))
     if excluded:
         reason = join_sentences(f"judged on the {len(judged)} of {len(done)} groups whose conditions hold here; not "
                                 f"comparable: {excluded}", reason)
