@@ -77,7 +77,7 @@ RAW     := data/raw$(if $(filter quick,$(SCALE)),/quick)
 reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all --logger mptcp-lab $(if $(SCALE),--config capture=true scale=$(SCALE) results_dir=$(RESULTS) raw_dir=$(RAW))
 	@# exit 3 when a failed capture left a judged paper with fewer runs than planned
-	@$(BIN)/python -m labfig.summary --check --results $(RESULTS)
+	@$(BIN)/python -m report.summary --check --results $(RESULTS)
 
 # JupyterLab on notebooks/ with the current database (results/lab.duckdb, else the
 # samples', analysed on first use); DB=path picks another, LAB_ARGS go to jupyter lab.

@@ -211,17 +211,11 @@ def main(argv=None) -> int:
 
     sub.add_parser("reference", help="per-campaign reference tables (data/reference) from analysed runs "
                                      "(python -m capture reference --help)")
-    sub.add_parser("calibrate", help="capture a slice of a campaign with changed link settings and judge the "
-                                     "paper's conditions on it (python -m capture calibrate --help)")
 
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["reference"]:
         from .reference import main as reference_main
         return reference_main(argv[1:])
-    if argv[:1] == ["calibrate"]:
-        from .calibrate import main as calibrate_main
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-        return calibrate_main(argv[1:])
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if a.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s")

@@ -97,7 +97,7 @@ class Claim:
     margin_reason: str = ""  # where the margin comes from (the paper, or a declared reason)
     mismatch: str = ""  # what our set-up cannot match: the likely reason when ours differ
     kind: str = FINDING  # CONDITION: the paper's statement about its paths, also a check; LAB_CHECK: ours
-    basis: str = OUTCOME  # module doc; CALIBRATION is set from calibration.yaml (findings.registry)
+    basis: str = OUTCOME  # module doc; CALIBRATION is set from calibration.yaml (papers.registry)
     basis_reason: str = ""  # why the basis is not OUTCOME
     tags: tuple[str, ...] = field(default_factory=tuple)
 

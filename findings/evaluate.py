@@ -18,7 +18,8 @@ import polars as pl
 from pipeline import derived
 
 from .claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, LAB_CHECK, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
-                    NOT_REPRODUCIBLE, OUTCOME, UNDERPOWERED, Claim, PaperNumber, direction, finite, holds, magnitude)
+                    NOT_REPRODUCIBLE, OUTCOME, UNDERPOWERED, VERDICTS, Claim, PaperNumber, direction, finite, holds,
+                    magnitude)
 from .measure import Facts, Group, Measure
 from . import hosts
 from .provenance import runs_per_group
@@ -308,12 +309,10 @@ def load_facts(db: str | os.PathLike | duckdb.DuckDBPyConnection) -> tuple[Facts
             con.close()
 
 
-def findings(db, paper: str | None = None, resamples: int = RESAMPLES) -> tuple[pl.DataFrame, pl.DataFrame,
-                                                                                 pl.DataFrame]:
-    """(findings, lab checks, per-group estimates) of ``db``, every paper or one."""
-    from .registry import all_claims, paper_claims
-
-    claims = all_claims() if paper is None else paper_claims(paper)
+def findings(db, claims: list[Claim], resamples: int = RESAMPLES) -> tuple[pl.DataFrame, pl.DataFrame,
+                                                                           pl.DataFrame]:
+    """(findings, lab checks, per-group estimates) of ``db`` for ``claims`` (the papers hand
+    the engine their claims: ``papers.judge``)."""
     facts, why = load_facts(db)
     t, checks, groups = evaluate(claims, facts, resamples)
     if facts is None:
@@ -357,7 +356,6 @@ def markdown(table: pl.DataFrame) -> str:
 
 def counts_table(table: pl.DataFrame) -> str:
     """Markdown: per paper, the rows and the count of each magnitude verdict."""
-    from .claim import VERDICTS
     present = [v for v in VERDICTS if v in set(table["magnitude_verdict"].to_list())]
     head = ("| paper | rows | " + " | ".join(present) + " | direction agrees | independent agree / disagree "
             "(basis outcome) |")

@@ -3,17 +3,24 @@ self-contained interactive HTML (vl-convert; no network needed to view them)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import altair as alt
 import polars as pl
 
+from findings.provenance import by_paper, runs_per_group
+
+from .db import connect
+from .session import opened
+
 WIDTH, HEIGHT = 220, 200
 
 
 def figures_dir() -> Path:
-    d = Path(os.environ.get("MPTCP_LAB_FIGURES", "figures-out"))
+    """The opened lab's figure folder (``figures-out`` in the working folder when no lab
+    was opened: a chart drawn in a plain Python session)."""
+    lab = opened()
+    d = lab.figures if lab else Path("figures-out")
     d.mkdir(parents=True, exist_ok=True)
     return d
 
@@ -21,7 +28,8 @@ def figures_dir() -> Path:
 def _manifest_update(entry: dict) -> None:
     path = figures_dir() / "manifest.json"
     data = json.loads(path.read_text()) if path.exists() else {"figures": []}
-    data["notebook"] = os.environ.get("MPTCP_LAB_NOTEBOOK", data.get("notebook", ""))
+    lab = opened()
+    data["notebook"] = lab.notebook if lab else data.get("notebook", "")
     data["figures"] = [f for f in data["figures"] if f["name"] != entry["name"]] + [entry]
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2))
@@ -30,15 +38,12 @@ def _manifest_update(entry: dict) -> None:
 
 def provenance() -> str:
     """The notebook's paper's runs in words (findings.provenance: the same text as the
-    findings' ``data`` column), or '' outside a notebook run by the workflow."""
-    paper = os.environ.get("MPTCP_LAB_NOTEBOOK")
-    if not paper or not os.environ.get("MPTCP_LAB_DB"):
+    findings' ``data`` column), or '' when no lab was opened."""
+    lab = opened()
+    if lab is None:
         return ""
-    from findings.provenance import by_paper
-
-    from .db import connect
     try:
-        return by_paper(connect(os.environ["MPTCP_LAB_DB"])).get(paper, "")
+        return by_paper(connect(str(lab.db))).get(lab.notebook, "")
     except Exception:  # a caption must never take a figure down
         return ""
 
@@ -46,8 +51,6 @@ def provenance() -> str:
 def data_line(df: pl.DataFrame | None, runs_by: list[str] | None = None) -> str:
     """What a figure rests on: the campaign's facts and, when the drawn frame has one row
     set per run (``run_id``), the runs per configuration (``runs_by``'s columns)."""
-    from findings.provenance import runs_per_group
-
     parts = [f"Data: {p}" for p in [provenance()] if p]
     if df is not None and not df.is_empty() and "run_id" in df.columns:
         if runs_by and all(c in df.columns for c in runs_by):

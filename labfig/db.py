@@ -11,44 +11,28 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from papers import PAPERS
 from pipeline import derived
 
-
-def db_path(path: str | os.PathLike | None = None) -> Path:
-    p = path or os.environ.get("MPTCP_LAB_DB")
-    if not p:
-        raise RuntimeError("set MPTCP_LAB_DB to the lab's DuckDB file (results/lab.duckdb)")
-    return Path(p)
-
-
-# The paper a run belongs to, in SQL: papers.of_campaign's rule (a campaign is named after
-# its paper, with an optional suffix: chen, chen-seed2)
-PAPER_SQL = ("CASE WHEN lower(regexp_extract(coalesce(campaign, ''), '^([^-_.]+)', 1)) IN ("
-             + ", ".join(f"'{p}'" for p in PAPERS) + ") THEN lower(regexp_extract(campaign, '^([^-_.]+)', 1)) END")
+from .session import lab
 
 
 @lru_cache(maxsize=None)
-def connect(path: str | None = None) -> duckdb.DuckDBPyConnection:
-    """Open the DuckDB file read-only, with the derived views (the notebooks never write to
-    it) and ``paper_of(campaign)``."""
-    con = derived.connect(db_path(path))
-    con.execute(f"CREATE OR REPLACE TEMP MACRO paper_of(campaign) AS {PAPER_SQL}")
-    return con
+def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
+    """Open the DuckDB file read-only, with the derived views (the notebooks never write to it)."""
+    return derived.connect(Path(path))
 
 
 def query(sql: str, params: list | dict | None = None) -> pl.DataFrame:
-    """Run SQL on the lab database (derived views included), return a polars DataFrame."""
+    """Run SQL on the opened lab's database (derived views included), return a polars DataFrame."""
     # the connection itself, not a cursor: a cursor is a new connection, without the
     # session's temporary derived views
-    con = connect(os.environ.get("MPTCP_LAB_DB"))
+    con = connect(str(lab().db))
     return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
 
 
 def runs_of(paper: str, stalled: bool = True) -> str:
     """SQL: the run_ids of one paper's campaign (a sub-select for IN (...)), from the
-    derived layer's ``run_config`` (``paper_of``: the registry's mapping of campaigns to
-    papers).
+    derived layer's ``run_config`` (``study``: the study its campaign declares).
 
     ``stalled=False`` leaves out the runs ``run_config.stalled`` flags: the host stalled
     the link emulator during the run (a frame left later than the campaign's stall
@@ -57,7 +41,7 @@ def runs_of(paper: str, stalled: bool = True) -> str:
     includes the stall. Runs without the measurement (tbf links, captures made before
     stalls were recorded) are kept.
     """
-    sql = f"SELECT run_id FROM run_config WHERE paper_of(campaign) = '{paper}'"
+    sql = f"SELECT run_id FROM run_config WHERE study = '{paper}'"
     return sql if stalled else sql + f" AND {NOT_STALLED}"
 
 
@@ -71,7 +55,7 @@ def usable(paper: str, alias: str = "", outages: bool = False) -> str:
     stalled=False)``, ``findings.measure``): stalled runs left out and, unless
     ``outages``, the handover runs (links taken down on purpose) too."""
     p = f"{alias}." if alias else ""
-    cond = f"paper_of({p}campaign) = '{paper}' AND NOT {p}stalled"  # NOT_STALLED with the alias
+    cond = f"{p}study = '{paper}' AND NOT {p}stalled"  # NOT_STALLED with the alias
     return cond if outages else f"{cond} AND NOT {p}has_outages"
 
 
@@ -81,7 +65,7 @@ def left_out(paper: str) -> str:
     how many are handover runs (shown only where a figure is about outages)."""
     n = query(f"""SELECT count(*) AS runs, count(*) FILTER (WHERE stalled) AS stalled,
                          count(*) FILTER (WHERE has_outages AND {NOT_STALLED}) AS outages
-                  FROM run_config WHERE paper_of(campaign) = '{paper}'""").row(0, named=True)
+                  FROM run_config WHERE study = '{paper}'""").row(0, named=True)
     text = f"**{n['runs']} runs** of campaign `{paper}`"
     if not n["runs"]:
         return text + "."
@@ -102,7 +86,7 @@ def left_out(paper: str) -> str:
 def stalled_runs(paper: str | None = None) -> pl.DataFrame:
     """The runs flagged as stalled (of one paper, or all), worst first, with what flags
     them: for a notebook's note on what it left out or a findings column."""
-    flagged = "SELECT run_id FROM run_config WHERE stalled" + (f" AND paper_of(campaign) = '{paper}'" if paper else "")
+    flagged = "SELECT run_id FROM run_config WHERE stalled" + (f" AND study = '{paper}'" if paper else "")
     return query(f"""
         SELECT run_id, campaign, scenario, mode, worst_late_ms, late_packets, late_intervals,
                worst_reader_lag_ms, steal_pct, attempt
@@ -112,7 +96,7 @@ def stalled_runs(paper: str | None = None) -> pl.DataFrame:
 def mptcp_cc(paper: str, prefer: tuple[str, ...]) -> str | None:
     """The congestion control of the MPTCP runs a paper's claims use: the first of
     ``prefer`` that its runs have (``papers._common.one_mptcp_cc``, the same rule)."""
-    have = set(query(f"SELECT DISTINCT congestion_control AS cc FROM run_facts WHERE paper_of(campaign) = '{paper}' "
+    have = set(query(f"SELECT DISTINCT congestion_control AS cc FROM run_facts WHERE study = '{paper}' "
                      f"AND transport = 'MPTCP' AND congestion_control IS NOT NULL")["cc"].to_list())
     return next((c for c in prefer if c in have), min(have) if have else None)
 

@@ -2,13 +2,12 @@
 with the interval, both verdicts) and every compared group's estimate, drawn against
 the paper's band. The notebooks never recompute a claim's statistic: the rows and
 group estimates are the findings' own (``results/findings.csv`` and
-``results/findings-groups.csv`` of the same database, or computed here from it when
-a notebook runs outside the workflow).
+``results/findings-groups.csv`` of the same database, the opened lab's ``findings``
+folder, or the tables the lab was opened with when a notebook runs outside the workflow).
 """
 from __future__ import annotations
 
 import math
-import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,6 +15,9 @@ import altair as alt
 import polars as pl
 
 from findings.evaluate import COLUMNS, GROUP_COLUMNS, SCHEMA, GROUP_SCHEMA, band_text, ours_text
+
+from .charts import render
+from .session import lab
 
 VERDICT_COLOR = {"agree": "#1a7f37", "disagree": "#b22222", "inconclusive": "#777777", "underpowered": "#b8860b",
                  "not comparable": "#6f42c1", "direction only": "#1f6feb", "no direction": "#777777"}
@@ -25,27 +27,32 @@ FILES = ("findings.csv", "lab-checks.csv", "findings-groups.csv")
 
 
 @lru_cache(maxsize=None)
-def _tables(db: str, findings_dir: str | None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    d = Path(findings_dir) if findings_dir else None
-    if d and all((d / f).is_file() for f in FILES):
-        rows, checks = (pl.read_csv(d / f, schema_overrides=SCHEMA).select(COLUMNS) for f in FILES[:2])
-        groups = pl.read_csv(d / FILES[2], schema_overrides=GROUP_SCHEMA).select(GROUP_COLUMNS)
-        return rows, checks, groups
-    from findings import findings
-    return findings(db)
+def _read(findings_dir: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    rows, checks = (pl.read_csv(findings_dir / f, schema_overrides=SCHEMA).select(COLUMNS) for f in FILES[:2])
+    groups = pl.read_csv(findings_dir / FILES[2], schema_overrides=GROUP_SCHEMA).select(GROUP_COLUMNS)
+    return rows, checks, groups
+
+
+def _tables() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(findings, lab checks, group estimates) of the opened lab."""
+    now = lab()
+    if now.findings and all((now.findings / f).is_file() for f in FILES):
+        return _read(now.findings)
+    if now.tables is None:
+        raise RuntimeError(f"no findings tables for {now.db}: open the lab with its findings folder "
+                           "(findings.csv, lab-checks.csv, findings-groups.csv) or with the tables computed")
+    return now.tables
 
 
 def tables(paper: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The paper's findings rows and group estimates (``MPTCP_LAB_FINDINGS``: the folder
-    holding the workflow's findings.csv, lab-checks.csv and findings-groups.csv; else
-    computed from ``MPTCP_LAB_DB``)."""
-    rows, _, groups = _tables(os.environ["MPTCP_LAB_DB"], os.environ.get("MPTCP_LAB_FINDINGS"))
+    """The paper's findings rows and group estimates."""
+    rows, _, groups = _tables()
     return rows.filter(pl.col("paper") == paper), groups.filter(pl.col("paper") == paper)
 
 
 def checks_table(paper: str) -> str:
     """Markdown: the paper's lab checks (our emulated set-up against the paper's conditions)."""
-    _, checks, _ = _tables(os.environ["MPTCP_LAB_DB"], os.environ.get("MPTCP_LAB_FINDINGS"))
+    _, checks, _ = _tables()
     lines = ["| lab check | the paper | band | ours [95 % CI] | n | verdict |", "|---|---|---|---|---|---|"]
     for r in checks.filter(pl.col("paper") == paper).iter_rows(named=True):
         lines.append(f"| `{r['id']}`: {r['says']} ({r['source']}) | {r['paper_text']} | {band_text(r)} | "
@@ -144,8 +151,6 @@ def claims_chart(paper: str, ids: list[str], width: int = 320, log: bool = False
 def claims_figure(paper: str, label: str, width: int = 500):
     """The notebook figure ``claims``: ``claims_chart`` of every claim of ``paper`` with an
     estimate of ours, or an empty state saying there is none."""
-    from labfig.charts import render
-
     rows, _ = tables(paper)
     ids = rows.filter(pl.col("our_value").is_not_null())["id"].to_list()
     chart = claims_chart(paper, ids, width=width)

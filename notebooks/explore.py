@@ -21,7 +21,7 @@
 # packet).
 #
 # Set `RUN` in the next cell (or execute with
-# `python -m labfig.execute notebooks/explore.py --db DB --figures DIR --out OUT.ipynb -p RUN=<run id>`
+# `python -m report.execute notebooks/explore.py --db DB --figures DIR --out OUT.ipynb -p RUN=<run id>`
 # from the checkout).
 # The same charts from the command line:
 # `python -m pipeline plot seq|rtt|throughput RUN --db DB -o out.svg`.
@@ -30,22 +30,21 @@
 # %% tags=["parameters"]
 import os
 
-DB = os.environ.get("MPTCP_LAB_DB", "../results/lab.duckdb")
-FIGURES = os.environ.get("MPTCP_LAB_FIGURES", "../results/figures/explore")
-RUN = os.environ.get("MPTCP_LAB_RUN", "")  # a run id; empty: the first run that carried data
+DB = os.environ.get("MPTCP_LAB_DB", "../results/lab.duckdb")  # `make lab` gives its kernels one
+FIGURES = "../results/figures/explore"
+RUN = ""  # a run id; empty: the first run that carried data
 
 # %%
-os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
-os.environ["MPTCP_LAB_NOTEBOOK"] = "explore"
 import polars as pl
 from IPython.display import Markdown, display
 
-from labfig import connect, query, save
+from labfig import connect, open_lab, query, save
 from pipeline.runplots import configured_paths, outliers, plot_rtt, plot_seq, plot_throughput, run_view, runs, show
 
 pl.Config.set_tbl_rows(40)
 pl.Config.set_tbl_cols(30)
 pl.Config.set_fmt_str_lengths(80)
+open_lab("explore", DB, FIGURES)
 con = connect(DB)
 if not RUN:
     RUN = query("""SELECT run_id FROM connections WHERE coalesce(payload_bytes, 0) > 0

@@ -294,10 +294,10 @@ def all_run_dirs(wildcards=None):
 
 
 def print_summary():
-    """The main job's last lines (labfig.summary: data, verdicts, failed/repeated runs,
+    """The main job's last lines (report.summary: data, verdicts, failed/repeated runs,
     whether a failed capture touches a verdict; `make reproduce-all` turns that into its exit status).
     """
-    from labfig.summary import summary
+    from report.summary import summary
 
     lines, _ = summary(Path(RESULTS), data_source())
     print("\n".join(lines), file=sys.stderr)

@@ -19,5 +19,5 @@ rule findings:
     conda:
         "../environment.yml"
     shell:
-        "python -m findings --db {input.db} --out {output.findings} --checks {output.checks}"
+        "python -m papers findings --db {input.db} --out {output.findings} --checks {output.checks}"
         " --groups {output.groups} > {log} 2>&1"

@@ -37,13 +37,13 @@ rule execute_notebook:
         findings=lambda wc, input: os.path.dirname(input.findings[0]),
         timeout=config["notebook_timeout_s"],
     shell:
-        "python -m labfig.execute {input.notebook} --db {input.db} --figures {params.figures}"
+        "python -m report.execute {input.notebook} --db {input.db} --figures {params.figures}"
         " --findings {params.findings} --out {output.executed} --timeout {params.timeout} > {log} 2>&1"
 
 
 rule notebook_html:
     """Executed notebook -> a standalone HTML page for the report that works offline
-    (labfig/notebook_html.py: the Vega bundle inline, no CDN)."""
+    (report/notebook_html.py: the Vega bundle inline, no CDN)."""
     input:
         f"{NOTEBOOK_DIR}/{{nb}}.executed.ipynb",
     output:
@@ -53,7 +53,7 @@ rule notebook_html:
     conda:
         "../environment.yml"
     shell:
-        "python -m labfig.notebook_html {input} --out {output} > {log} 2>&1"
+        "python -m report.notebook_html {input} --out {output} > {log} 2>&1"
 
 
 rule figures:

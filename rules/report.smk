@@ -28,7 +28,7 @@ rule report:
             else ""
         ),
     shell:
-        "python -m labfig.report --template {input.template} --db {input.db}"
+        "python -m report.page --template {input.template} --db {input.db}"
         " --figures {params.figures} --notebooks {input.notebooks} --findings {input.findings}"
         " --source {params.source:q} --status {params.status}"
         " --out {output} > {log} 2>&1"

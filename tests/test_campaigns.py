@@ -121,7 +121,7 @@ def test_chen_cellular_bloat_comes_from_rate_and_queue():
         assert p["rtt_ms"] <= 300, n          # base RTT, not the loaded one (Sprint's: "around 300 ms", §4)
     # "the RTT value can extend up to two seconds" (§5.1, Fig. 12) is a condition computed on
     # the Table 6 runs (issue 40), not a property of a profile's settings
-    from findings.registry import paper_claims
+    from papers.registry import paper_claims
     up_to_2s = {c.id: c for c in paper_claims("chen")}["chen-fig12-verizon-up-to-2s"]
     assert up_to_2s.kind == "condition" and up_to_2s.measure is not None
 

@@ -9,7 +9,7 @@ import pytest
 
 from findings.claim import AGREE
 from findings.evaluate import evaluate_claim, load_facts
-from findings.registry import all_claims
+from papers.registry import all_claims
 from labdb import Lab
 from papers.ditg import claims
 

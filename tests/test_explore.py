@@ -282,9 +282,9 @@ def test_explore_notebook_executes_on_a_sample_run(tmp_path):
                     str(tmp_path / "tables")], cwd=ROOT, check=True, capture_output=True)
     subprocess.run([sys.executable, "-m", "pipeline", "load", str(tmp_path / "tables"), "--db", str(rel)],
                    cwd=ROOT, check=True, capture_output=True)
-    assert "python -m labfig.execute notebooks/explore.py" in (ROOT / "notebooks" / "explore.py").read_text()
+    assert "python -m report.execute notebooks/explore.py" in (ROOT / "notebooks" / "explore.py").read_text()
     figs, out = tmp_path / "figures", tmp_path / "explore.out.ipynb"
-    r = subprocess.run([sys.executable, "-m", "labfig.execute", "notebooks/explore.py", "--db", str(rel),
+    r = subprocess.run([sys.executable, "-m", "report.execute", "notebooks/explore.py", "--db", str(rel),
                         "--figures", str(figs), "--out", str(out), "-p", "RUN=mp2-linkem"],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-4000:]

@@ -30,13 +30,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from findings import COLUMNS, GROUP_COLUMNS, findings
+from findings import COLUMNS, GROUP_COLUMNS
 from findings.claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
                             NOT_REPRODUCIBLE, UNDERPOWERED, VERDICTS, Claim, Direction, direction, magnitude)
 from findings.evaluate import evaluate_claim, write_csv
 from findings.inventory import RELATIVE_TOLERANCE, Entry, band_of
 from findings.measure import Group, Measure
-from findings.registry import all_claims, entries
+from papers.judge import findings
+from papers.registry import all_claims, entries
 from findings.stats import MIN_RUNS, Estimate, mean, mean_ratio
 from papers import PAPERS
 
@@ -366,7 +367,7 @@ def test_chen_reduces_variability_by_construction(tmp_path):
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    from labfig.synthetic import build
+    from papers.synthetic import build
     return build(tmp_path_factory.mktemp("syn") / "syn.duckdb", reps=MIN_RUNS)
 
 
@@ -515,7 +516,7 @@ def test_readme_counts_are_the_references(reference):
     from findings.evaluate import counts_table
     t, _, _ = reference
     readme = (ROOT / "README.md").read_text()
-    assert counts_table(t) in readme, "README.md: update the verdict counts (python -m findings --markdown)"
+    assert counts_table(t) in readme, "README.md: update the verdict counts (python -m papers findings --markdown)"
 
 
 # ------------------------------------------------------------------ a fresh capture, end to end

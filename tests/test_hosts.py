@@ -6,8 +6,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from findings import findings, hosts
-from labfig import synthetic
+from findings import hosts
+from papers import synthetic
+from papers.judge import findings
 
 PAPER = "deng"
 

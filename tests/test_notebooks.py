@@ -21,8 +21,8 @@ NOTEBOOKS = list(PAPERS)
 
 
 def synthetic_db(path: Path, papers: str, reps: int = 5) -> Path:
-    """labfig/synthetic.py: a database conforming to pipeline.schema.TABLES."""
-    subprocess.run([sys.executable, "-m", "labfig.synthetic", str(path), papers, str(reps)], check=True,
+    """papers/synthetic.py: a database conforming to pipeline.schema.TABLES."""
+    subprocess.run([sys.executable, "-m", "papers.synthetic", str(path), papers, str(reps)], check=True,
                    capture_output=True)
     return path
 
@@ -32,7 +32,7 @@ def execute(nb: str, db: Path, tmp_path: Path, findings: Path | None = None) -> 
     subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--output", str(ipynb),
                     str(PAPERS[nb].notebook_file)], check=True)
     figs, out = tmp_path / f"figures-{nb}", tmp_path / f"{nb}.out.ipynb"
-    r = subprocess.run([sys.executable, "-m", "labfig.execute", str(ipynb), "--db", str(db), "--figures", str(figs),
+    r = subprocess.run([sys.executable, "-m", "report.execute", str(ipynb), "--db", str(db), "--figures", str(figs),
                         "--out", str(out)] + (["--findings", str(findings)] if findings else []),
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]

@@ -57,7 +57,7 @@ def test_the_installed_package_is_not_the_checkout(installed):
     code = ("import capture.cc, capture.linkem_lab, findings, labfig, papers, pipeline, pcapdecode\n"
             "from capture import kernel, spec\n"
             "from papers import PAPERS\n"
-            "from labfig import notebook_html\n"
+            "from report import notebook_html\n"
             "import pathlib\n"
             "print(pipeline.__file__); print(capture.cc.__file__)\n"
             "assert kernel.CHECK.is_file() and list(kernel.PROFILES.glob('*.yaml')), kernel.CHECK\n"

@@ -24,7 +24,7 @@ def report(tmp_path_factory):
     res, nosamples = tmp / "results", tmp / "nosamples"
     res.mkdir()
     nosamples.mkdir()
-    subprocess.run([sys.executable, "-m", "labfig.synthetic", str(res / "lab.duckdb")], check=True,
+    subprocess.run([sys.executable, "-m", "papers.synthetic", str(res / "lab.duckdb")], check=True,
                    capture_output=True)
     r = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "report", "--config",
                         "capture=false", f"results_dir={res}", f"samples_dir={nosamples}"],
@@ -119,8 +119,8 @@ def test_run_issues_name_every_failed_repeated_left_out_and_incomplete_run(tmp_p
     captures' status files (a failed capture has no run folder)."""
     import duckdb
 
-    from labfig.report import run_issues, status_issues
-    from labfig.synthetic import build
+    from report.page import run_issues, status_issues
+    from papers.synthetic import build
 
     db = build(tmp_path / "s.duckdb", papers=("cs244",), reps=1)
     con = duckdb.connect(str(db))

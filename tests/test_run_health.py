@@ -13,6 +13,7 @@ from capture import health
 from pipeline import schema, store, tables
 
 from labfig import db as labdb
+from labfig.session import open_lab
 
 
 def lateness(events, late, intervals, worst_ms, at=100.0):
@@ -85,8 +86,7 @@ def test_notebooks_can_leave_out_stalled_runs(tmp_path, monkeypatch):
                       tables.runs_row({**META, "run_id": "r2", "stalls": {"stalled": False, "worst_late_ms": 0.4}}, "r2"),
                       tables.runs_row({"run_id": "r3", "campaign": "chen"}, "r3")])
     db = store.write_duckdb({"runs": runs}, tmp_path / "lab.duckdb")
-    monkeypatch.setenv("MPTCP_LAB_DB", str(db))
-    labdb.connect.cache_clear()
+    open_lab("chen", db, tmp_path / "figures")
     try:
         ids = lambda sql: sorted(r[0] for r in labdb.query(sql).iter_rows())  # noqa: E731
         assert ids(labdb.runs_of("chen")) == ["r1", "r2", "r3"]

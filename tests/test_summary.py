@@ -1,4 +1,4 @@
-"""The main job's summary and exit status (labfig.summary): a failed capture in a paper
+"""The main job's summary and exit status (report.summary): a failed capture in a paper
 whose rows are judged makes `make reproduce-all` exit 3 and say which runs; failures that
 touch no verdict, or none at all, exit 0."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from labfig.summary import AFFECTED, main, summary
+from report.summary import AFFECTED, main, summary
 
 
 def _write(path: Path, fields: list[str], rows: list[dict]) -> None:

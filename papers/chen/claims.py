@@ -33,7 +33,7 @@ from findings import stats
 from findings.claim import READING, PaperNumber
 from findings.inventory import SE_95, Band
 from findings.measure import Facts, Group, Measure, join_notes, pairs, values
-from findings.registry import claim, condition
+from papers.registry import claim, condition
 
 from . import conditions as cond
 from .conditions import KB64, KB512, MB2, MB4, MB8, MB16, TABLES, conditions_of, size_text

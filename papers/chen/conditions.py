@@ -29,7 +29,7 @@ import polars as pl
 
 from findings import stats
 from findings.measure import Facts, Group, Measure, values
-from findings.registry import check, condition
+from papers.registry import check, condition
 
 P = "chen"
 KB8, KB64, KB512 = 8_000, 64_000, 512_000

@@ -40,12 +40,14 @@
 # %% tags=["parameters"]
 import os
 
-DB = os.environ.get("MPTCP_LAB_DB", "../../results/lab.duckdb")
-FIGURES = os.environ.get("MPTCP_LAB_FIGURES", "../../results/figures/chen")
+DB = os.environ.get("MPTCP_LAB_DB", "../../results/lab.duckdb")  # `make lab` gives its kernels one
+FIGURES = "../../results/figures/chen"
+FINDINGS = None  # the workflow's findings folder; None: the findings are computed from DB
 
 # %%
-os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
-os.environ["MPTCP_LAB_NOTEBOOK"] = "chen"
+from papers.lab import open_paper
+
+open_paper("chen", DB, FIGURES, FINDINGS)
 import math
 
 import altair as alt

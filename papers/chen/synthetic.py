@@ -1,5 +1,5 @@
 """This paper's synthetic test grid: every run of its campaign at the standard scale, with
-values from the run's configured links (labfig.synthetic), ``reps`` repetitions each."""
+values from the run's configured links (papers.synthetic), ``reps`` repetitions each."""
 from pathlib import Path
 
 

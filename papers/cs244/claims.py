@@ -24,7 +24,7 @@ import polars as pl
 from findings import stats
 from findings.claim import READING
 from findings.measure import Facts, Measure, join_notes, pairs, values
-from findings.registry import check, claim
+from papers.registry import check, claim
 from papers._common import by, group, keep, one_mptcp_cc, sel
 
 P = "cs244"

@@ -27,12 +27,14 @@
 # %% tags=["parameters"]
 import os
 
-DB = os.environ.get("MPTCP_LAB_DB", "../../results/lab.duckdb")
-FIGURES = os.environ.get("MPTCP_LAB_FIGURES", "../../results/figures/cs244")
+DB = os.environ.get("MPTCP_LAB_DB", "../../results/lab.duckdb")  # `make lab` gives its kernels one
+FIGURES = "../../results/figures/cs244"
+FINDINGS = None  # the workflow's findings folder; None: the findings are computed from DB
 
 # %%
-os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
-os.environ["MPTCP_LAB_NOTEBOOK"] = "cs244"
+from papers.lab import open_paper
+
+open_paper("cs244", DB, FIGURES, FINDINGS)
 import altair as alt
 import polars as pl
 from IPython.display import Markdown, display

@@ -29,7 +29,7 @@ import polars as pl
 from findings import stats
 from findings.claim import READING
 from findings.measure import Facts, Measure, join_notes, values
-from findings.registry import check, claim, condition
+from papers.registry import check, claim, condition
 from papers._common import by, derived_number, group, keep, sel
 
 P = "deng"

@@ -39,7 +39,7 @@ import polars as pl
 
 from findings import stats
 from findings.measure import Facts, Measure, join_notes, values
-from findings.registry import check, claim
+from papers.registry import check, claim
 from papers._common import group, keep, one_mptcp_cc, sel
 
 P = "ditg"

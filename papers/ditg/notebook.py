@@ -34,12 +34,14 @@
 # %% tags=["parameters"]
 import os
 
-DB = os.environ.get("MPTCP_LAB_DB", "../../results/lab.duckdb")
-FIGURES = os.environ.get("MPTCP_LAB_FIGURES", "../../results/figures/ditg")
+DB = os.environ.get("MPTCP_LAB_DB", "../../results/lab.duckdb")  # `make lab` gives its kernels one
+FIGURES = "../../results/figures/ditg"
+FINDINGS = None  # the workflow's findings folder; None: the findings are computed from DB
 
 # %%
-os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
-os.environ["MPTCP_LAB_NOTEBOOK"] = "ditg"
+from papers.lab import open_paper
+
+open_paper("ditg", DB, FIGURES, FINDINGS)
 import math
 import re
 import textwrap

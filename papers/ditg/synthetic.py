@@ -1,5 +1,5 @@
 """This paper's synthetic test grid: every run of its campaign at the standard scale, with
-values from the run's configured links (labfig.synthetic), ``reps`` repetitions each, and
+values from the run's configured links (papers.synthetic), ``reps`` repetitions each, and
 a model of D-ITG's per-packet latency (one-way delay of P1, loss raising it, part of
 MPTCP's traffic waiting on P2's delay)."""
 from pathlib import Path

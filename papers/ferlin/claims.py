@@ -23,7 +23,7 @@ import polars as pl
 
 from findings import stats
 from findings.measure import Facts, Measure, join_notes, values
-from findings.registry import claim, condition
+from papers.registry import claim, condition
 from papers._common import group, keep, one_mptcp_cc, sel
 
 P = "ferlin"

@@ -29,12 +29,14 @@
 # %% tags=["parameters"]
 import os
 
-DB = os.environ.get("MPTCP_LAB_DB", "../../results/lab.duckdb")
-FIGURES = os.environ.get("MPTCP_LAB_FIGURES", "../../results/figures/ferlin")
+DB = os.environ.get("MPTCP_LAB_DB", "../../results/lab.duckdb")  # `make lab` gives its kernels one
+FIGURES = "../../results/figures/ferlin"
+FINDINGS = None  # the workflow's findings folder; None: the findings are computed from DB
 
 # %%
-os.environ["MPTCP_LAB_DB"], os.environ["MPTCP_LAB_FIGURES"] = DB, FIGURES
-os.environ["MPTCP_LAB_NOTEBOOK"] = "ferlin"
+from papers.lab import open_paper
+
+open_paper("ferlin", DB, FIGURES, FINDINGS)
 import altair as alt
 import polars as pl
 from IPython.display import Markdown, display

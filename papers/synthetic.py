@@ -1,7 +1,7 @@
 """A synthetic lab database conforming to ``pipeline.schema.TABLES``, for developing and
 testing the findings, notebooks and report without captures:
 
-    python -m labfig.synthetic OUT.duckdb [PAPERS] [REPS]
+    python -m papers.synthetic OUT.duckdb [PAPERS] [REPS]
 
 Its runs are each paper's own test grid (``papers/<paper>/synthetic.py``): the runs of
 the paper's campaign at the standard scale (``capture.spec.expand``: the same scenarios,
@@ -24,6 +24,9 @@ import polars as pl
 
 from capture.spec import RunSpec, direction, expand, load
 from pipeline.schema import TABLES, conform, ddl, empty
+from pipeline.tables import meta_tables_of
+
+from . import PAPERS
 
 DITG_PACKETS = 60  # per synthetic D-ITG run
 
@@ -168,7 +171,6 @@ class Builder:
     def write(self, path: Path) -> Path:
         path = Path(path)
         path.unlink(missing_ok=True)
-        from pipeline.tables import meta_tables_of
         con = duckdb.connect(str(path))
         frames = {t: conform(t, pl.DataFrame(rows, infer_schema_length=None)) if rows else empty(t)
                   for t, rows in self.rows.items()}
@@ -185,8 +187,6 @@ class Builder:
 
 def build(path: Path, papers: tuple[str, ...] | None = None, reps: int = 5) -> Path:
     """Write a synthetic database of ``papers`` (default: every paper) to ``path``."""
-    from papers import PAPERS
-
     b = Builder()
     for p in (PAPERS if papers is None else papers):
         PAPERS[p].module("synthetic").runs(b, reps)
@@ -196,7 +196,7 @@ def build(path: Path, papers: tuple[str, ...] | None = None, reps: int = 5) -> P
 
 
 if __name__ == "__main__":
-    # python -m labfig.synthetic OUT.duckdb [PAPER,...] [REPS]   (an empty list "" = no runs at all)
+    # python -m papers.synthetic OUT.duckdb [PAPER,...] [REPS]   (an empty list "" = no runs at all)
     papers = tuple(p for p in sys.argv[2].split(",") if p) if len(sys.argv) > 2 else None
     reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     print(build(Path(sys.argv[1] if len(sys.argv) > 1 else "synthetic.duckdb"), papers=papers, reps=reps))

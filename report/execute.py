@@ -1,13 +1,14 @@
 """Execute one paper notebook against a DuckDB file (used by rules/notebooks.smk).
 
-    python -m labfig.execute NOTEBOOK.ipynb|NOTEBOOK.py --db FILE --figures DIR --out EXECUTED.ipynb [-p NAME=VALUE ...]
+    python -m report.execute NOTEBOOK.ipynb|NOTEBOOK.py --db FILE --figures DIR --out EXECUTED.ipynb [-p NAME=VALUE ...]
 
-The notebook reads its inputs from the environment (``MPTCP_LAB_DB``,
-``MPTCP_LAB_FIGURES``), imports the installed packages (``labfig``, ``findings``), runs in
-its own folder and writes its figures, ``manifest.json`` and ``shown.json`` (the numbers
-it printed for claims) into the figure folder, which is emptied first so no stale
-figure survives. ``-p NAME=VALUE`` sets a parameter papermill's way: a cell tagged
-``injected-parameters`` right after the cell tagged ``parameters`` (``explore``'s run id).
+The notebook gets its inputs as parameters, papermill's way: a cell tagged
+``injected-parameters`` right after the cell tagged ``parameters`` sets ``DB``,
+``FIGURES`` (and ``FINDINGS`` with ``--findings``), which its first cell hands to the
+lab it opens (``papers.lab.open_paper``, ``labfig.open_lab``). It imports the installed
+packages, runs in its own folder and writes its figures and ``manifest.json`` into the
+figure folder, which is emptied first so no stale figure survives. ``-p NAME=VALUE``
+sets another parameter the same way (``explore``'s run id).
 """
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ import shutil
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 from nbclient import NotebookClient
+
 
 def inject_parameters(nb: nbformat.NotebookNode, params: dict[str, str]) -> None:
     """Insert ``NAME = 'VALUE'`` assignments after the ``parameters`` cell (papermill's convention)."""
@@ -54,19 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.figures.exists():
         shutil.rmtree(args.figures)
     args.figures.mkdir(parents=True)
-    os.environ["MPTCP_LAB_DB"] = str(args.db.resolve())
-    os.environ["MPTCP_LAB_FIGURES"] = str(args.figures.resolve())
-    if args.findings:
-        os.environ["MPTCP_LAB_FINDINGS"] = str(args.findings.resolve())
     os.environ.setdefault("LC_ALL", "C.UTF-8")
 
     if args.notebook.suffix == ".py":  # a jupytext percent script, as committed (papers/*/notebook.py, explore.py)
-        import jupytext
-
         nb = jupytext.read(args.notebook)
     else:
         nb = nbformat.read(args.notebook, as_version=4)
-    inject_parameters(nb, dict(args.param))
+    given = {"DB": str(args.db.resolve()), "FIGURES": str(args.figures.resolve())}
+    if args.findings:
+        given["FINDINGS"] = str(args.findings.resolve())
+    inject_parameters(nb, {**given, **dict(args.param)})
     client = NotebookClient(
         nb,
         timeout=args.timeout,

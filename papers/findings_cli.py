@@ -1,17 +1,19 @@
-"""python -m findings: write the findings table (and the lab checks) of a lab database."""
+"""python -m papers findings: write the findings table (and the lab checks) of a lab database."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from .evaluate import counts, findings, markdown, write_csv
-from .stats import RESAMPLES
+from findings.evaluate import counts, markdown, write_csv
+from findings.stats import RESAMPLES
+
+from .judge import findings
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m findings",
+        prog="python -m papers findings",
         description="The papers' claims against the lab's runs: every statement of each paper's claim inventory "
                     "with our value, its 95 %% interval over runs (a method whose coverage at n = 5 is checked), "
                     "the band of the paper's number, a magnitude and a direction verdict (agree / disagree / "
@@ -41,6 +43,3 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.markdown).write_text(markdown(t) + "\n")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """An executed notebook as one HTML page that works offline.
 
-    python -m labfig.notebook_html results/notebooks/chen.executed.ipynb --out results/report/notebooks/chen.html
+    python -m report.notebook_html results/notebooks/chen.executed.ipynb --out results/report/notebooks/chen.html
 
 nbconvert's pages load require.js, MathJax and (in every Altair chart's cell) Vega,
 Vega-Lite and Vega-Embed from CDNs; the lab is offline by nature, so every chart showed
@@ -50,7 +50,7 @@ def to_html(notebook: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m labfig.notebook_html", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m report.notebook_html", description=__doc__.splitlines()[0])
     ap.add_argument("notebook", type=Path, help="an executed .ipynb")
     ap.add_argument("--out", type=Path, required=True, help="the HTML page to write (atomically)")
     a = ap.parse_args(argv)

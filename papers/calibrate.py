@@ -3,7 +3,7 @@ captured, analysed and judged against the paper's conditions, so a profile can b
 to the conditions of the claims that use it and the runs that sized it recorded beside
 it (``papers/<paper>/calibration.yaml``).
 
-    python -m capture calibrate papers/chen/campaign.yaml --only '^t6-sprint_MP-2-lia_4MB_wifi_r[1-3]$' \\
+    python -m papers calibrate papers/chen/campaign.yaml --only '^t6-sprint_MP-2-lia_4MB_wifi_r[1-3]$' \\
         --set chen-3g-sprint-t6.rtt_ms=60 --set chen-3g-sprint-t6.queue_bytes=40000 \\
         --checks 'lab-chen-t6-|chen-fig12-sprint' --out /tmp/cal/sprint-60
 
@@ -26,8 +26,12 @@ from pathlib import Path
 
 import yaml
 
-from .spec import CampaignError, _profiles_path, load_profiles
-from .util import REPO
+from capture.campaign import run_campaign
+from capture.spec import CampaignError, _profiles_path, load_profiles
+from capture.util import REPO
+from findings import evaluate
+
+from .judge import findings
 
 
 def override(profiles: dict, setting: str) -> None:
@@ -78,11 +82,9 @@ def judged(db: Path, paper: str, pattern: str) -> list[dict]:
     Calibration slices have fewer runs per group than a verdict needs (findings.stats.
     MIN_RUNS): they size a link, they are not evidence, so groups of two runs or more
     are computed here (and never written into a findings table)."""
-    from findings import evaluate
-
     floor, evaluate.MIN_RUNS = evaluate.MIN_RUNS, 2
     try:
-        t, checks, groups = evaluate.findings(str(db), paper=paper)
+        t, checks, groups = findings(str(db), paper=paper)
     finally:
         evaluate.MIN_RUNS = floor
     rows = []
@@ -97,7 +99,7 @@ def judged(db: Path, paper: str, pattern: str) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m capture calibrate", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="python -m papers calibrate", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("campaign", type=Path)
     ap.add_argument("--only", required=True, help="regex: the campaign's runs to capture")
@@ -107,8 +109,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="a folder of its own for this calibration run")
     ap.add_argument("--note", default="", help="why this setting (kept in the record)")
     a = ap.parse_args(argv)
-    from .campaign import run_campaign
-
     try:
         camp = prepare(a.campaign, a.settings, a.out)
         doc = yaml.safe_load(camp.read_text())
@@ -125,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                        cwd=REPO, capture_output=True, text=True)
     if r.returncode not in (0,):
         print(r.stderr[-2000:], file=sys.stderr)
-    from papers import of_campaign
-    rows = judged(db, of_campaign(doc["name"]) or doc["name"], a.checks)
+    rows = judged(db, doc.get("study") or doc["name"], a.checks)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                             text=True).stdout.strip()
     record = {"when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "commit": commit,
@@ -141,6 +140,3 @@ def main(argv: list[str] | None = None) -> int:
                   f"band {row['band']} {v['verdict']}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

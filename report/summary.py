@@ -1,7 +1,7 @@
 """The main job's last lines: what the findings rest on, their verdicts, every failed,
 repeated or left-out run, and whether a failed capture touches a verdict.
 
-    python -m labfig.summary --results results [--source "..."] [--check]
+    python -m report.summary --results results [--source "..."] [--check]
 
 The workflow prints the summary when it succeeds (``onsuccess`` in the Snakefile);
 ``make reproduce-all`` then runs ``--check``, whose exit status tells a script whether
@@ -77,7 +77,7 @@ def summary(results: Path, source: str = "") -> tuple[list[str], int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m labfig.summary", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m report.summary", description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=Path("results"), help="the workflow's results folder")
     ap.add_argument("--source", default="", help="where the runs come from, in words")
     ap.add_argument("--check", action="store_true",

@@ -1,4 +1,4 @@
-"""Every paper's claims, in inventory order: each entry of ``papers/<paper>/
+"""The papers plugged into the findings engine: every paper's claims, in inventory order: each entry of ``papers/<paper>/
 inventory.yaml`` is one row, computed by the claim of the same id in
 ``papers/<paper>/claims.py`` (``CLAIMS``), or "not reproducible here" with the
 inventory's reason. Then the paper's lab checks (``CHECKS``).
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import yaml
 
-from papers import PAPERS
+from findings import inventory
+from findings.claim import CALIBRATION, CONDITION, OUTCOME, READING, Claim
+from findings.inventory import Entry, InventoryError
 
-from . import inventory
-from .claim import CALIBRATION, CONDITION, OUTCOME, READING, Claim
-from .inventory import Entry, InventoryError
+from . import PAPERS
 
 
 def entries(paper: str) -> tuple[Entry, ...]:

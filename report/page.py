@@ -1,6 +1,6 @@
 """Write results/report/index.html: every notebook and figure, linked (used by rules/report.smk).
 
-    python -m labfig.report --template report/index.html.j2 --db results/lab.duckdb \
+    python -m report.page --template report/index.html.j2 --db results/lab.duckdb \
         --figures results/figures --notebooks results/report/notebooks/*.html --out results/report/index.html
 
 Links are relative, so the results folder can be moved or served as is.
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 import jinja2
+import polars as pl
 
 from findings.claim import VERDICTS
 from findings.evaluate import band_text, ours_text
@@ -132,7 +133,6 @@ def main(argv: list[str] | None = None) -> int:
         r["band"] = band_text({k: float(r[k]) if r[k] else None for k in ("band_low", "band_high")})
     counts = []
     if findings:
-        import polars as pl
         t = pl.DataFrame(findings).select("paper", "magnitude_verdict", "direction_verdict", "basis")
         verdicts = [v for v in VERDICTS if v in set(t["magnitude_verdict"].to_list())]
         for paper in [*sorted(set(t["paper"].to_list())), None]:

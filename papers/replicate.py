@@ -3,7 +3,7 @@ with another seed (``python -m capture run ... --seed N``: every random draw of 
 emulator, the run order, the files and D-ITG differs) give a second database; per
 claim of the replicated papers, this compares its verdicts with the reference's.
 
-    python -m findings.replicate --reference REF.duckdb --replicate REP.duckdb \\
+    python -m papers replicate --reference REF.duckdb --replicate REP.duckdb \\
         --papers chen,deng --out results/replicate.csv [--markdown results/replicate.md]
 
 A verdict *holds* when it is the same on both; rows that are not computed on either
@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import polars as pl
 
-from .claim import NOT_REPRODUCIBLE
-from .evaluate import _fmt, findings, write_csv
+from findings.claim import NOT_REPRODUCIBLE
+from findings.evaluate import _fmt, write_csv
+
+from .judge import findings
 
 KEEP = ("id", "paper", "magnitude_verdict", "direction_verdict", "our_value", "ci_low", "ci_high", "n")
 
@@ -51,7 +54,7 @@ def markdown(t: pl.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m findings.replicate", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m papers replicate", description=__doc__.splitlines()[0])
     ap.add_argument("--reference", required=True, help="the reference database (data/reference loaded)")
     ap.add_argument("--replicate", required=True, help="the replicate's database (another seed)")
     ap.add_argument("--papers", required=True, help="comma-separated papers the replicate captured")
@@ -67,10 +70,6 @@ def main(argv: list[str] | None = None) -> int:
     write_csv(t, a.out)
     print(f"{a.out}: {summary(t)}")
     if a.markdown:
-        from pathlib import Path
         Path(a.markdown).write_text(summary(t) + "\n\n" + markdown(t) + "\n")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
