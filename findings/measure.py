@@ -92,10 +92,11 @@ def pairs(df: pl.DataFrame, num: str, den: str) -> np.ndarray:
     return d.select(num, den).to_numpy().astype(float).reshape(-1, 2)
 
 
-def mp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> str | None:
-    """The first congestion control of ``prefer`` that the MPTCP runs of ``df`` have."""
-    have = set(df.filter(pl.col("transport") == "MPTCP")["congestion_control"].drop_nulls().to_list())
-    return next((c for c in prefer if c in have), None)
+def choose_cc(have: set[str], prefer: tuple[str, ...]) -> str | None:
+    """The one MPTCP congestion control a paper's rows and figures use, of those its runs
+    ``have``: the first of ``prefer`` (the paper's own first), else the first by name.
+    Congestion controls are never pooled (papers._common.one_mptcp_cc, labfig.db.mptcp_cc)."""
+    return next((c for c in prefer if c in have), min(have) if have else None)
 
 
 def join_notes(*notes: str) -> str:

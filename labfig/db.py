@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from findings.measure import choose_cc
 from pipeline import derived
 
 from .session import lab
@@ -95,10 +96,9 @@ def stalled_runs(paper: str | None = None) -> pl.DataFrame:
 
 def mptcp_cc(paper: str, prefer: tuple[str, ...]) -> str | None:
     """The congestion control of the MPTCP runs a paper's claims use: the first of
-    ``prefer`` that its runs have (``papers._common.one_mptcp_cc``, the same rule)."""
-    have = set(query(f"SELECT DISTINCT congestion_control AS cc FROM run_facts WHERE study = '{paper}' "
-                     f"AND transport = 'MPTCP' AND congestion_control IS NOT NULL")["cc"].to_list())
-    return next((c for c in prefer if c in have), min(have) if have else None)
+    ``prefer`` that its runs have (``findings.measure.choose_cc``: the claims' rule)."""
+    return choose_cc(set(query(f"SELECT DISTINCT congestion_control AS cc FROM run_facts WHERE study = '{paper}' "
+                               f"AND transport = 'MPTCP' AND congestion_control IS NOT NULL")["cc"].to_list()), prefer)
 
 
 def quantiles_sql(value: str, source: str, by: list[str]) -> str:

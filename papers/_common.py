@@ -8,16 +8,13 @@ import polars as pl
 
 from findings.claim import PaperNumber
 from findings.inventory import Band, declared_tolerance
-from findings.measure import Group
+from findings.measure import Group, choose_cc
 
 def one_mptcp_cc(df: pl.DataFrame, prefer: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
     """The single-path runs and the MPTCP runs of one congestion control: the first of
     ``prefer`` (the paper's first) that the runs have. Congestion controls are never
     pooled; the note says which one the row used."""
-    have = set(df.filter(pl.col("transport") == "MPTCP")["congestion_control"].drop_nulls().to_list())
-    cc = next((c for c in prefer if c in have), None)
-    if cc is None and have:
-        cc = sorted(have)[0]
+    cc = choose_cc(set(df.filter(pl.col("transport") == "MPTCP")["congestion_control"].drop_nulls().to_list()), prefer)
     # no congestion control recorded at all: the MPTCP runs without one are the only group
     same_cc = pl.col("congestion_control").is_null() if cc is None else pl.col("congestion_control") == cc
     keep_ = (pl.col("transport") != "MPTCP") | same_cc

@@ -17,6 +17,7 @@ import json
 import math
 import random
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -42,6 +43,52 @@ def link(profile: dict) -> dict:
             "rate_mbit": float(down.get("rate_mbit", TRACE_MEAN_MBIT)), "outages": down.get("outages") or []}
 
 
+@dataclass(frozen=True)
+class Flow:
+    """What one subflow of a synthetic run carries."""
+    share: float
+    size: int  # the connection's payload bytes
+    dl: float  # the download time (s)
+    rtt0: float  # the primary path's RTT (s)
+    start: float
+
+
+def run_meta(s: RunSpec, run_id: str, paths: list[str], links: dict) -> dict:
+    """The run's meta.json as the capture would write it, from its spec and links."""
+    meta = {"run_id": run_id, "campaign": s.campaign, "scenario": s.scenario, "mode": s.mode,
+            "congestion_control": s.congestion_control, "workload": s.workload, "campaign_seed": s.campaign_seed,
+            "duration_s": s.duration_s if s.workload not in ("http", "iperf3-up") else None,
+            "paths": {p: {d: {"delay_ms": links[p]["rtt_ms"] / 2, "loss": links[p]["loss"] if d == "down" else 0,
+                              "rate_mbit": links[p]["rate_mbit"],
+                              **({"outages": links[p]["outages"]} if links[p]["outages"] else {})}
+                          for d in ("down", "up")} for p in paths}}
+    buf = (s.sysctl_params or {}).get("buffer")
+    if buf:
+        meta["sysctls_applied"] = {"net.ipv4.tcp_rmem": f"4096\t{buf}\t{buf}"}
+    if s.unplug:
+        meta["unplug"] = {"schedule": s.unplug}
+    if s.sample_socket_buffers:
+        # receive buffers auto-tuned toward tcp_rmem's maximum (4 MiB unless the campaign sets one)
+        # (drawn apart from the grid's generator, so the other runs' values stay as they were)
+        cap = int(str((s.sysctls or {}).get("net.ipv4.tcp_rmem", "4096 131072 4194304")).split()[-1])
+        own = random.Random(run_id)
+        meta["socket_buffers"] = {"client": {"samples": 100, "rcvbuf_mean_bytes": cap * own.uniform(0.8, 0.99),
+                                             "rcvbuf_max_bytes": cap},
+                                  "server": {"samples": 100, "sndbuf_mean_bytes": cap * own.uniform(0.3, 0.6)}}
+    return meta
+
+
+def split(s: RunSpec, paths: list[str], links: dict) -> tuple[dict[str, float], float, float]:
+    """(share per path, the connection's rate in Mbit/s, the primary's RTT in s): traffic
+    splits in proportion to rate / (1 + 50 loss); tiny flows stay on the primary."""
+    w = {p: links[p]["rate_mbit"] / (1 + 50 * links[p]["loss"]) for p in paths}
+    if s.size_bytes and s.size_bytes <= 64_000:
+        w = {p: (v if i == 0 else v * 0.05) for i, (p, v) in enumerate(w.items())}
+    share = {p: w[p] / sum(w.values()) for p in paths}
+    rate = sum(links[p]["rate_mbit"] * share[p] * len(paths) ** 0.3 for p in paths) or 1
+    return share, rate, links[paths[0]]["rtt_ms"] / 1000
+
+
 class Builder:
     def __init__(self, seed: int = 7):
         self.rng = random.Random(seed)
@@ -56,35 +103,10 @@ class Builder:
         if s.mptcp and s.primary_path in paths:
             paths = [s.primary_path] + [p for p in paths if p != s.primary_path]
         links = {p: link(s.profiles[p]) for p in paths}
-        meta = {"run_id": run_id, "campaign": s.campaign, "scenario": s.scenario, "mode": s.mode,
-                "congestion_control": s.congestion_control, "workload": s.workload, "campaign_seed": s.campaign_seed,
-                "duration_s": s.duration_s if s.workload not in ("http", "iperf3-up") else None,
-                "paths": {p: {d: {"delay_ms": links[p]["rtt_ms"] / 2, "loss": links[p]["loss"] if d == "down" else 0,
-                                  "rate_mbit": links[p]["rate_mbit"],
-                                  **({"outages": links[p]["outages"]} if links[p]["outages"] else {})}
-                              for d in ("down", "up")} for p in paths}}
-        buf = (s.sysctl_params or {}).get("buffer")
-        if buf:
-            meta["sysctls_applied"] = {"net.ipv4.tcp_rmem": f"4096\t{buf}\t{buf}"}
-        if s.unplug:
-            meta["unplug"] = {"schedule": s.unplug}
-        if s.sample_socket_buffers:
-            # receive buffers auto-tuned toward tcp_rmem's maximum (4 MiB unless the campaign sets one)
-            # (drawn apart from the grid's generator, so the other runs' values stay as they were)
-            cap = int(str((s.sysctls or {}).get("net.ipv4.tcp_rmem", "4096 131072 4194304")).split()[-1])
-            own = random.Random(run_id)
-            meta["socket_buffers"] = {"client": {"samples": 100, "rcvbuf_mean_bytes": cap * own.uniform(0.8, 0.99),
-                                                 "rcvbuf_max_bytes": cap},
-                                      "server": {"samples": 100, "sndbuf_mean_bytes": cap * own.uniform(0.3, 0.6)}}
+        meta = run_meta(s, run_id, paths, links)
         if s.mode == "backup":
             paths = paths[:1] if not links[paths[0]]["outages"] else paths
-        # traffic split: proportional to rate / (1 + 50 loss); tiny flows stay on the primary
-        w = {p: links[p]["rate_mbit"] / (1 + 50 * links[p]["loss"]) for p in paths}
-        if s.size_bytes and s.size_bytes <= 64_000:
-            w = {p: (v if i == 0 else v * 0.05) for i, (p, v) in enumerate(w.items())}
-        share = {p: w[p] / sum(w.values()) for p in paths}
-        rate = sum(links[p]["rate_mbit"] * share[p] * len(paths) ** 0.3 for p in paths) or 1
-        rtt0 = links[paths[0]]["rtt_ms"] / 1000
+        share, rate, rtt0 = split(s, paths, links)
         if s.workload == "http":
             size = s.size_bytes
             dl = (rtt0 * (2 + math.log2(1 + size / 14600)) + size * 8 / (rate * 1e6)) * rng.uniform(0.85, 1.3)
@@ -111,50 +133,58 @@ class Builder:
                 payload_bytes=size, start_s=start, download_time_s=dl if vantage == "client" else None,
                 handshake_captured=True))
             for i, p in enumerate(paths):
-                lk = links[p]
-                pkts = max(1, int(size * share[p] / 1448))
-                m = min(pkts, 3000)  # a sample of the packets, scaled up
-                retx = round(sum(rng.random() < lk["loss"] for _ in range(m)) * pkts / m)
-                self.rows["subflows"].append(dict(
-                    run_id=run_id, trace=f"{vantage}.pcap", vantage=vantage, conn_id=0, subflow_id=i, direction="down",
-                    path=p, client_addr=f"10.{i + 1}.0.2", client_port=40000 + i, server_addr="10.100.0.1",
-                    server_port=80, is_primary=i == 0, start_s=start + i * rtt0, data_packets=pkts,
-                    retransmitted_packets=retx, loss_rate=retx / pkts if vantage == "server" else None,
-                    payload_bytes=int(size * share[p]), traffic_share=share[p], rtt_samples=pkts,
-                    rtt_min_ms=lk["rtt_ms"], rtt_mean_ms=lk["rtt_ms"] * rng.uniform(1.05, 1.6),
-                    rtt_median_ms=lk["rtt_ms"] * 1.2, rtt_max_ms=lk["rtt_ms"] * 4, handshake_captured=True))
-                n = min(pkts, 60)
-                t = start
-                for k in range(n):
-                    t += dl / n * rng.uniform(0.5, 1.5)
-                    self.rows["rtt_samples"].append(dict(
-                        run_id=run_id, trace="server.pcap", conn_id=0, subflow_id=i, direction="down", path=p,
-                        frame=k, sent_s=t, rtt_ms=lk["rtt_ms"] * (1 + rng.expovariate(3))))
-                    if s.mptcp:
-                        ofo = 0.0 if rng.random() < 0.7 else rng.expovariate(1 / max(v["rtt_ms"] for v in links.values()))
-                        self.rows["ofo_samples"].append(dict(
-                            run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, direction="down", path=p,
-                            frame=k, arrival_s=t, dsn=k * 1448, ofo_delay_ms=ofo))
-                if vantage == "client":
-                    # an unplugged interface delivers nothing, as a link outage
-                    down = [o for o in lk["outages"]] + [(e["at_s"], e["replug_s"]) for e in s.unplug if e["path"] == p]
-                    per_s = size * share[p] / max(dl, 1e-3)
-                    for sec in range(int(math.ceil(dl))):
-                        if any(a <= sec < b for a, b in down):
-                            continue
-                        self.rows["delivered_1s"].append(dict(
-                            run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, direction="down", path=p,
-                            second=sec, payload_bytes=int(per_s * min(1.0, dl - sec) * rng.uniform(0.8, 1.2)),
-                            packets=int(per_s / 1448) + 1))
+                self.subflow(s, run_id, vantage, i, p, links, Flow(share[p], size, dl, rtt0, start))
         if s.workload.startswith("ditg-"):
-            base = latency_ms(s, links) if latency_ms else rtt0 * 500
-            t = self.t0
-            for k in range(DITG_PACKETS):
-                t += self.rng.expovariate(50)
-                d = base * (1 + self.rng.expovariate(2))
-                self.rows["app_latency"].append(dict(run_id=run_id, flow=1, seq=k, size_bytes=1024,
-                                                     sent_s=t, received_s=t + d / 1000, delay_ms=d))
+            self.app_latency(run_id, latency_ms(s, links) if latency_ms else rtt0 * 500)
         return run_id
+
+    def subflow(self, s: RunSpec, run_id: str, vantage: str, i: int, p: str, links: dict, f: "Flow") -> None:
+        """One subflow's rows at one vantage: its summary, RTT and out-of-order samples and,
+        at the client, the bytes delivered per second."""
+        rng, lk = self.rng, links[p]
+        pkts = max(1, int(f.size * f.share / 1448))
+        m = min(pkts, 3000)  # a sample of the packets, scaled up
+        retx = round(sum(rng.random() < lk["loss"] for _ in range(m)) * pkts / m)
+        self.rows["subflows"].append(dict(
+            run_id=run_id, trace=f"{vantage}.pcap", vantage=vantage, conn_id=0, subflow_id=i, direction="down",
+            path=p, client_addr=f"10.{i + 1}.0.2", client_port=40000 + i, server_addr="10.100.0.1",
+            server_port=80, is_primary=i == 0, start_s=f.start + i * f.rtt0, data_packets=pkts,
+            retransmitted_packets=retx, loss_rate=retx / pkts if vantage == "server" else None,
+            payload_bytes=int(f.size * f.share), traffic_share=f.share, rtt_samples=pkts,
+            rtt_min_ms=lk["rtt_ms"], rtt_mean_ms=lk["rtt_ms"] * rng.uniform(1.05, 1.6),
+            rtt_median_ms=lk["rtt_ms"] * 1.2, rtt_max_ms=lk["rtt_ms"] * 4, handshake_captured=True))
+        n = min(pkts, 60)
+        t = f.start
+        for k in range(n):
+            t += f.dl / n * rng.uniform(0.5, 1.5)
+            self.rows["rtt_samples"].append(dict(
+                run_id=run_id, trace="server.pcap", conn_id=0, subflow_id=i, direction="down", path=p,
+                frame=k, sent_s=t, rtt_ms=lk["rtt_ms"] * (1 + rng.expovariate(3))))
+            if s.mptcp:
+                ofo = 0.0 if rng.random() < 0.7 else rng.expovariate(1 / max(v["rtt_ms"] for v in links.values()))
+                self.rows["ofo_samples"].append(dict(
+                    run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, direction="down", path=p,
+                    frame=k, arrival_s=t, dsn=k * 1448, ofo_delay_ms=ofo))
+        if vantage == "client":
+            # an unplugged interface delivers nothing, as a link outage
+            down = [o for o in lk["outages"]] + [(e["at_s"], e["replug_s"]) for e in s.unplug if e["path"] == p]
+            per_s = f.size * f.share / max(f.dl, 1e-3)
+            for sec in range(int(math.ceil(f.dl))):
+                if any(a <= sec < b for a, b in down):
+                    continue
+                self.rows["delivered_1s"].append(dict(
+                    run_id=run_id, trace="client.pcap", conn_id=0, subflow_id=i, direction="down", path=p,
+                    second=sec, payload_bytes=int(per_s * min(1.0, f.dl - sec) * rng.uniform(0.8, 1.2)),
+                    packets=int(per_s / 1448) + 1))
+
+    def app_latency(self, run_id: str, base: float) -> None:
+        """D-ITG's per-packet one-way delays of one run around ``base`` ms."""
+        t = self.t0
+        for k in range(DITG_PACKETS):
+            t += self.rng.expovariate(50)
+            d = base * (1 + self.rng.expovariate(2))
+            self.rows["app_latency"].append(dict(run_id=run_id, flow=1, seq=k, size_bytes=1024,
+                                                 sent_s=t, received_s=t + d / 1000, delay_ms=d))
 
     def campaign(self, paper_dir: Path, reps: int, latency_ms=None, scale: str = "standard") -> None:
         """Every run of the paper's campaign at ``scale`` (one repetition of each), ``reps`` times."""

@@ -417,3 +417,58 @@ def statement_check(s: Statement, statistic: str, mismatch: str = ""):
 
 CELL_CHECKS = [_cell_check(t, p, m, s, v) for (t, p, m), col in CELLS.items() for s, v in col.items()
                if cell_id(t, p, m, s) not in CELL_ENTRIES]
+
+
+# ------------------------------------------------------------------ conditions
+
+# The paper's words about its paths (inventory entries), each computed per cell of the
+# runs it describes (conditions.STATEMENTS) and gating the groups measured on them.
+_ST = {
+    "chen-coffee-path": "mean single-path WiFi loss minus mean single-path AT&T loss, coffee-shop scenario, per size "
+                        "(percentage points)",
+    "chen-path-loss-wifi": "mean loss rate of single-path WiFi runs, per Table 3 and Table 5 size (the sentence "
+                           "summarises those tables' WiFi, 1.4-2.1 %; Table 2's 0.43 and 0.20 % at 64 and 512 KB lie "
+                           "outside it, so it is not read as describing those runs)",
+    "chen-path-loss-cell": "mean loss rate of single-path AT&T runs, per Table 2, 3 and 5 size (Table 2's Verizon "
+                           "0.31 % and Sprint's 0.37-8.76 % lie above the sentence's 0.1 %: AT&T's runs are the ones it "
+                           "describes)",
+    "chen-wifi-rtt-30ms": "mean RTT of single-path WiFi runs of Table 2 at 64 KB (the §4 small-flow reading: 'WiFi "
+                          "connections have smaller RTTs (around 30 ms)')",
+    "chen-4g-base-rtt": "mean over single-path LTE runs of each run's minimum RTT sample, per carrier, Table 2 and "
+                        "Table 3 sizes",
+    "chen-3g-min-rtt": "mean over single-path Sprint runs of each run's minimum RTT sample, per Table 2 size",
+    "chen-3g-rtt-variation": "mean over single-path Sprint runs of each run's median RTT sample, per Table 2 size (the "
+                             "sentence's range as where a run's RTTs lie)",
+    "chen-att-most-stable": "AT&T's relative RTT spread ((p90 − p10) ÷ median of a run's samples) ÷ the smaller of "
+                            "Verizon's and Sprint's, single-path runs, per Table 2 size; our reading of 'lowest RTT "
+                            "variability' (the paper defines none): < 1",
+    "chen-large-rtt-stable": "coefficient of variation over runs of the per-connection mean RTT, large-flow runs "
+                             "(Table 5) ÷ small-flow runs of 512 KB-4 MB (Table 3), per path; our reading of 'more "
+                             "stable (i.e., have much lower variability)': < 1",
+    "chen-4g-rtt-inflation": "mean over MPTCP runs of the LTE subflow's largest ÷ smallest RTT sample, per Table 6 "
+                             "carrier and size",
+    "chen-3g-rtt-inflation": "mean over MPTCP runs of the Sprint subflow's largest ÷ smallest RTT sample, Table 6 at "
+                             "16 and 32 MB (§2.1's 20-fold read at the sizes where Fig. 12's Sprint RTTs reach 2 s "
+                             "from a 50 ms minimum; at 4-8 MB §5.1 says five-fold: chen-fig12-sprint-5fold)",
+    "chen-wifi-rtt-lower-less-variable": "the larger of (WiFi ÷ cellular mean RTT) and (WiFi ÷ cellular 10-90 % "
+                                         "spread), MPTCP runs, per Table 6 carrier and size: < 1",
+    "chen-fig12-wifi-min-rtt": "mean over MPTCP runs of the WiFi subflow's smallest RTT sample, per Table 6 size",
+    "chen-fig12-wifi-p90": "mean over MPTCP runs of the WiFi subflow's 90th-percentile RTT, Table 6 sizes above 4 MB",
+    "chen-fig12-att-min-rtt": "mean over MPTCP runs of the AT&T subflow's smallest RTT sample, per Table 6 size",
+    "chen-fig12-att-rtt-spread": "AT&T subflow RTT samples within 50-200 ms ÷ all, pooled over MPTCP runs, per Table 6 "
+                                 "size (%)",
+    "chen-fig12-sprint-min-rtt": "mean over MPTCP runs of the Sprint subflow's smallest RTT sample, per Table 6 size",
+    "chen-fig12-sprint-over-100ms": "Sprint subflow RTT samples above 100 ms ÷ all, pooled over MPTCP runs, per Table 6 "
+                                    "size (%)",
+    "chen-fig12-sprint-5fold": "mean over MPTCP runs of the Sprint subflow's largest ÷ smallest RTT sample, 4 and 8 MB",
+    "chen-fig12-sprint-up-to-2s": "mean over MPTCP runs of the Sprint subflow's largest RTT sample (s), 16 MB",
+    "chen-fig12-verizon-min-rtt": "mean over MPTCP runs of the Verizon subflow's smallest RTT sample, per Table 6 size",
+    "chen-fig12-verizon-up-to-2s": "mean over MPTCP runs of the Verizon subflow's largest RTT sample (s), per Table 6 "
+                                   "size",
+    "chen-sprint-avg-rtt": "mean over MPTCP runs of the Sprint subflow's mean RTT, Table 6 at 4 MB",
+}
+CONDITIONS = [statement_check(s, _ST[s.id]) for s in STATEMENTS] + [
+    condition(P, "chen-3g-loss", statistic="mean loss rate of single-path Sprint runs of Table 2 at 512 KB (server "
+                                           "trace: retransmitted ÷ sent data packets, §3.3)",
+              config="the Table 2 scenario fig2-sprint-512kb", measure=cell_measure("t2", "sprint", "loss", KB512),
+              mismatch="our 3G loss is the profile's random loss plus its queue's overflows at 512 KB")]
