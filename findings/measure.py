@@ -15,8 +15,6 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from papers import of_campaign
-
 from .provenance import by_paper
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,13 +46,10 @@ class Facts:
     """The derived tables a claim reads, loaded once per database."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
-        # the paper a run belongs to comes from its campaign's name (papers.of_campaign):
-        # the pipeline's derived layer knows no paper
+        # the paper a run belongs to is the study its campaign declares (run_config.study:
+        # the derived layer's one rule, which knows no paper by name)
         def with_paper(df: pl.DataFrame) -> pl.DataFrame:
-            names = df["campaign"].unique().to_list() if "campaign" in df.columns else []
-            mapping = {n: of_campaign(n) for n in names}
-            return df.with_columns(paper=pl.col("campaign").replace_strict(mapping, default=None,
-                                                                           return_dtype=pl.Utf8))
+            return df.with_columns(paper=pl.col("study") if "study" in df.columns else pl.lit(None, pl.Utf8))
         self.runs = with_paper(con.sql("SELECT * FROM run_facts ORDER BY run_id").pl())
         self.primary_pairs = with_paper(con.sql("SELECT * FROM primary_pairs ORDER BY lte_run").pl())
         self.cc_pairs = with_paper(con.sql("SELECT * FROM cc_pairs ORDER BY decoupled_run").pl())

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import duckdb
 
-FIELDS = ("campaign", "runs", "scales", "seeds", "first", "last", "stalled", "commits", "hosts")
+from pipeline.derived import study_sql
 
-SQL = """
-SELECT coalesce(campaign, '?'), count(*),
+FIELDS = ("campaign", "study", "runs", "scales", "seeds", "first", "last", "stalled", "commits", "hosts")
+
+SQL = f"""
+SELECT coalesce(campaign, '?'), any_value({study_sql()}), count(*),
        coalesce(string_agg(DISTINCT scale, ', '), '?'),
        coalesce(string_agg(DISTINCT campaign_seed::VARCHAR, ', '), '–'),
        min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled),
@@ -39,12 +41,10 @@ def describe(c: dict) -> str:
 
 
 def by_paper(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """paper -> its campaigns described (``papers.of_campaign``), '; '-joined."""
-    from papers import of_campaign
-
+    """study (paper) -> its campaigns described, '; '-joined."""
     out: dict[str, list[str]] = {}
     for c in campaigns(con):
-        p = of_campaign(c["campaign"])
+        p = c["study"]
         if p:
             out.setdefault(p, []).append(describe(c))
     return {p: "; ".join(v) for p, v in out.items()}

@@ -64,12 +64,3 @@ PAPERS: dict[str, Paper] = {p.id: p for p in (
           "Ferlin et al. (DRePaS)", "ferlin-drepas-heterogeneous.txt"),
 )}
 
-
-def of_campaign(campaign: str | None) -> str | None:
-    """The paper a campaign's runs belong to: the campaign is named after its paper
-    (``name: chen`` in papers/chen/campaign.yaml; a replicate or user campaign may add a
-    suffix, ``chen-seed2``)."""
-    if not campaign:
-        return None
-    head = campaign.split("-")[0].split("_")[0].split(".")[0].lower()
-    return head if head in PAPERS else None

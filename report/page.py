@@ -24,6 +24,7 @@ from findings.evaluate import band_text, ours_text
 from findings.provenance import campaigns
 
 from papers import PAPERS
+from pipeline.derived import study_of, study_sql
 
 TITLES = {p.id: p.title for p in PAPERS.values()}
 
@@ -32,24 +33,24 @@ def rel(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
 
 
-ISSUE_FIELDS = ("campaign", "run_id", "what", "reason")
+ISSUE_FIELDS = ("campaign", "study", "run_id", "what", "reason")
 
 
 def run_issues(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """Runs in the database that were repeated, left out or did not complete, and why."""
-    rows = con.execute("""
-        SELECT coalesce(campaign, '?'), run_id, stalled, attempt, worst_late_ms, complete
-        FROM runs WHERE meta_json IS NOT NULL ORDER BY 1, 2""").fetchall()
+    rows = con.execute(f"""
+        SELECT coalesce(campaign, '?'), {study_sql()}, run_id, stalled, attempt, worst_late_ms, complete
+        FROM runs WHERE meta_json IS NOT NULL ORDER BY 1, 3""").fetchall()
     out = []
-    for camp, run, stalled, attempt, late, complete in rows:
+    for camp, study, run, stalled, attempt, late, complete in rows:
         if stalled:
-            out.append({"campaign": camp, "run_id": run, "what": "left out",
+            out.append({"campaign": camp, "study": study, "run_id": run, "what": "left out",
                         "reason": f"the emulator stalled (a frame {float(late or 'nan'):.1f} ms late) on every attempt"})
         elif attempt and attempt > 1:
-            out.append({"campaign": camp, "run_id": run, "what": "repeated",
+            out.append({"campaign": camp, "study": study, "run_id": run, "what": "repeated",
                         "reason": f"kept attempt {attempt}: the earlier one(s) had an emulator stall"})
         if complete is False:
-            out.append({"campaign": camp, "run_id": run, "what": "incomplete (kept)",
+            out.append({"campaign": camp, "study": study, "run_id": run, "what": "incomplete (kept)",
                         # complete is false only where the workload kept its run (D-ITG's sender
                         # stopped at its time limit, capture/workloads.py); a failed one raised
                         "reason": "the transfer did not complete in its time limit (a result, not a fault)"})
@@ -65,13 +66,15 @@ def status_issues(files: list[Path]) -> list[dict]:
         try:
             st = json.loads(f.read_text())
         except (OSError, ValueError) as e:
-            out.append({"campaign": f.parent.name, "run_id": "", "what": "status unreadable", "reason": f"{f}: {e}"})
+            out.append({"campaign": f.parent.name, "study": study_of(f.parent.name), "run_id": "",
+                        "what": "status unreadable", "reason": f"{f}: {e}"})
             continue
         camp = st.get("campaign") or f.parent.name
+        study = study_of(camp, st.get("study"))
         for run, err in sorted((st.get("failed") or {}).items()):
-            out.append({"campaign": camp, "run_id": run, "what": "failed", "reason": str(err)[:300]})
+            out.append({"campaign": camp, "study": study, "run_id": run, "what": "failed", "reason": str(err)[:300]})
         for run, sig in sorted((st.get("interrupted") or {}).items()):
-            out.append({"campaign": camp, "run_id": run, "what": "interrupted", "reason": str(sig)})
+            out.append({"campaign": camp, "study": study, "run_id": run, "what": "interrupted", "reason": str(sig)})
     return out
 
 

@@ -16,6 +16,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from pipeline.derived import study_of
+
 AFFECTED = 3
 LOST = ("failed", "interrupted")
 # verdicts that are a judgement on runs (a lost run could have moved them)
@@ -33,12 +35,10 @@ def _rows(path: Path) -> list[dict]:
 def affected(findings: list[dict], issues: list[dict]) -> dict[str, list[str]]:
     """paper -> its runs lost to a failed or interrupted capture, for the papers that have a
     judged row: their groups have fewer runs than planned, so a verdict may differ."""
-    from papers import of_campaign
-
     judged = {r["paper"] for r in findings if r.get("magnitude_verdict") in JUDGED}
     out: dict[str, list[str]] = {}
     for i in issues:
-        p = of_campaign(i.get("campaign"))
+        p = i.get("study") or study_of(i.get("campaign"))
         if i.get("what") in LOST and p in judged:
             out.setdefault(p, []).append(i.get("run_id") or "?")
     return out

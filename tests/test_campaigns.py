@@ -15,7 +15,7 @@ import yaml
 from capture.estimate import estimate_s
 from capture.spec import CampaignError, expand, load, load_profiles, validate
 from papers import PAPERS as REGISTRY
-from papers import of_campaign
+from pipeline.derived import study_of
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -49,8 +49,11 @@ def test_campaign_valid_at_scale(name, scale):
     f = campaign_file(name, scale)
     doc = load(f, scale)
     assert doc["name"] == name
-    # the findings and notebooks find a paper's runs by runs.campaign (papers.of_campaign)
-    assert of_campaign(doc["name"]) == name and of_campaign(f"{name}-seed2") == name
+    # the findings and notebooks find a paper's runs by the study the campaign declares
+    # (meta.json study -> run_config.study); runs captured before it fall back to the
+    # campaign's name, with a replicate's suffix
+    assert doc["study"] == name and study_of(doc["name"]) == name and study_of(f"{name}-seed2") == name
+    assert study_of("anything", "chen") == "chen"
     specs = expand(doc, base_dir=f.parent, scale=scale)
     assert specs and len({s.run_id for s in specs}) == len(specs)
     assert {s.scale for s in specs} == {scale}
