@@ -12,7 +12,6 @@ A verdict *holds* when it is the same on both; rows that are not computed on eit
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import polars as pl

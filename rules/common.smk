@@ -8,6 +8,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from capture.kernel import testbed_blockers
+from papers import PAPERS
 from pipeline.schema import TABLES
 
 
@@ -28,6 +29,13 @@ DB = f"{RESULTS}/lab.duckdb"
 FIGURE_DIR = f"{RESULTS}/figures"
 NOTEBOOK_DIR = f"{RESULTS}/notebooks"
 REPORT_DIR = f"{RESULTS}/report"
+# the papers (campaigns, notebooks) this workflow covers: the registry's, unless the
+# config names a subset
+config.setdefault("campaigns", list(PAPERS))
+config.setdefault("notebooks", list(PAPERS))
+_unknown = sorted((set(config["campaigns"]) | set(config["notebooks"])) - set(PAPERS))
+if _unknown:
+    raise WorkflowError(f"config campaigns/notebooks: {', '.join(_unknown)} not a paper of papers/ ({', '.join(PAPERS)})")
 NOTEBOOKS = config["notebooks"]
 TABLE_NAMES = list(TABLES)
 # Committed per-campaign tables of the standard-scale captures (data/reference/README.md):
@@ -86,8 +94,6 @@ def capture_blockers():
 def campaign_files():
     """campaign name -> its YAML: each configured paper's campaign (papers/<paper>/
     campaign.yaml, from the registry)."""
-    from papers import PAPERS
-
     return {
         name: str(PAPERS[name].campaign_file.relative_to(Path.cwd()))
         for name in config["campaigns"]

@@ -40,7 +40,8 @@ def pdir(name):
 
 
 def test_config_lists_the_five_campaigns():
-    assert CONFIG["campaigns"] == PAPERS
+    # the workflow covers every paper of the registry unless the config names a subset
+    assert CONFIG.get("campaigns", list(REGISTRY)) == PAPERS and list(REGISTRY) == PAPERS
 
 
 @pytest.mark.parametrize("scale", ["quick", "standard", "paper"])

@@ -138,7 +138,7 @@ def expected_runs(scale: str = "quick") -> set[tuple[str, str]]:
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     out = set()
     from papers import PAPERS
-    for name in cfg["campaigns"]:
+    for name in cfg.get("campaigns") or list(PAPERS):
         f = PAPERS[name].campaign_file
         out |= {(name, s.run_id) for s in expand(load(f, scale), base_dir=f.parent, scale=scale)}
     return out
