@@ -17,6 +17,7 @@ import math
 import altair as alt
 import polars as pl
 
+from labfig.marks import halo_text
 from labfig.verdicts import VERDICT_COLOR, tables
 
 from . import conditions as cond
@@ -86,15 +87,6 @@ def sizes_of(d: pl.DataFrame, col: str = "size") -> list[str]:
 def size_color(sizes: list[str]) -> alt.Scale:
     """File sizes' colours, the same in every figure (the legend lists only the sizes drawn)."""
     return alt.Scale(domain=sizes, range=[SIZE_RANGE[s] for s in sizes])
-
-
-def halo_text(data, **kw):
-    """Text with a white halo (readable over lines and dots); ``kw``: mark_text options and
-    the encodings as ``enc``."""
-    enc = kw.pop("enc")
-    base = alt.Chart(data)
-    return alt.layer(base.mark_text(stroke="white", strokeWidth=3, strokeJoin="round", **kw).encode(**enc),
-                     base.mark_text(**kw).encode(**enc))
 
 
 def finite(x) -> bool:

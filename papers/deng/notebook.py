@@ -45,6 +45,7 @@ from IPython.display import Markdown, display
 
 from labfig import left_out, query, render, usable
 from labfig.charts import empty_state
+from labfig.marks import halo_text
 from labfig.db import quantiles_sql
 from labfig.verdicts import VERDICT_COLOR, checks_table, claims_figure, tables, verdict_table
 
@@ -240,13 +241,6 @@ def estimate_marks(cids: list[str]) -> pl.DataFrame:
     return pl.concat(frames) if frames else pl.DataFrame()
 
 
-def halo_text(data, x, y, text, color, **kw) -> alt.LayerChart:
-    """Text with a white outline, readable over the lines it crosses."""
-    base = alt.Chart(data).mark_text(**kw)
-    return alt.layer(base.mark_text(stroke="white", strokeWidth=4, strokeJoin="round", **kw).encode(
-        x=x, y=y, text=text), base.encode(x=x, y=y, text=text, color=color))
-
-
 def cdf_panel(d: pl.DataFrame, paper: pl.DataFrame, ests: pl.DataFrame, x_title: str, title: str | None = None,
               x_max: float | None = None) -> alt.VConcatChart:
     """Per-location CDF per flow size (colour), the paper's medians as labelled dashed rules in
@@ -271,7 +265,8 @@ def cdf_panel(d: pl.DataFrame, paper: pl.DataFrame, ests: pl.DataFrame, x_title:
                   x=x, y="cdf:Q", color=color,
                   tooltip=["scenario:N", "size:N", alt.Tooltip("x:Q", format=".3g", title="location's value (%)"),
                            alt.Tooltip("pairs:Q", title="pairs of runs")]),
-              halo_text(paper, x, "y:Q", "label:N", color, align="left", dx=4, fontSize=11, fontWeight="bold")]
+              halo_text(paper, dict(x=x, y="y:Q", text="label:N"), 4, dict(color=color), align="left", dx=4,
+                        fontSize=11, fontWeight="bold")]
     cdf = alt.layer(*layers).properties(width=PANEL_W, height=280, **({"title": alt.TitleParams(
         title, anchor="start")} if title else {}))
     if not ests.height:
@@ -295,8 +290,8 @@ def cdf_panel(d: pl.DataFrame, paper: pl.DataFrame, ests: pl.DataFrame, x_title:
             x=xe, y=y, color=color,
             tooltip=["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
                      alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N", "direction:N"]),
-        halo_text(ests, alt.X("ci_low:Q", scale=scale, title=None), y, "label:N", alt.value("black"),
-                  align="left", dx=6, dy=-9, fontSize=10),
+        halo_text(ests, dict(x=alt.X("ci_low:Q", scale=scale, title=None), y=y, text="label:N"), 4,
+                  dict(color=alt.value("black")), align="left", dx=6, dy=-9, fontSize=10),
     ).properties(width=PANEL_W, height=34 * ests.height,
                  title=alt.TitleParams("the claim's estimate (median over the locations, 95 % interval); shaded: the "
                                        "paper's band, black tick: its number", fontSize=11, fontWeight="normal",
