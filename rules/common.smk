@@ -105,6 +105,9 @@ def decide_capture():
     want = {"true": True, "false": False}.get(config["capture"], config["capture"])
     if want is False:
         return False
+    if want is True and workflow.dryrun:
+        # a dry run plans the captures; whether this machine can run them is the real run's question
+        return True
     why = capture_blockers()
     if not why:
         return True
