@@ -9,18 +9,19 @@ sweep`` removes any a crash left). Needs root.
 """
 from __future__ import annotations
 
+import csv
+import json
 import os
 import shutil
 import signal
-import json
 import subprocess
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-from .emulator import LINKEM  # noqa: E402  (the one place the binary's path is said)
 from .topology import Topology
+from .util import LINKEM
 
 
 def sh(*args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
@@ -154,6 +155,5 @@ class LinkBed:
 
 
 def read_log(path: Path) -> list[dict]:
-    import csv
     with open(path) as f:
         return list(csv.DictReader(f))

@@ -15,6 +15,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from .kernel import load_profile
+
 # Which paths each mode uses. The run spec (RunSpec.paths) and the validation (every
 # scenario links the paths its modes use; the schema's mode and path enums) read it.
 MODE_PATHS: dict[str, tuple[str, ...]] = {
@@ -375,7 +377,6 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
                 if tr and not ((base_dir or Path.cwd()) / tr).is_file():
                     raise CampaignError(f"{source}: scenarios.{name}.{p}: trace file {tr!r} not found")
     if doc.get("sysctl_profile"):
-        from .kernel import load_profile
         for name, sc in [(None, {})] + list(doc["scenarios"].items()):
             try:
                 load_profile(doc["sysctl_profile"], {**(doc.get("sysctl_params") or {}), **(sc.get("sysctl_params") or {})})
@@ -480,7 +481,6 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
 
     cc = doc.get("congestion_control")
     if not cc and doc.get("sysctl_profile"):
-        from .kernel import load_profile
         cc = load_profile(doc["sysctl_profile"], doc.get("sysctl_params")).get("congestion_control")
     cc = cc or "cubic"
     common = dict(campaign=doc["name"], scheduler=doc.get("scheduler", "default"),
