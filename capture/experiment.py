@@ -260,7 +260,7 @@ def _topology(spec: RunSpec, kinds: dict[str, str], sysctls: dict, route_metrics
 def _meta_head(spec: RunSpec, attempts: list[dict] | None) -> dict:
     """meta.json's first fields: the run as specified, and when it started."""
     return {
-        "run_id": spec.run_id, "campaign": spec.campaign, "scenario": spec.scenario,
+        "run_id": spec.run_id, "campaign": spec.campaign, "study": spec.study, "scenario": spec.scenario,
         "mode": spec.mode, "transport": "mptcp" if spec.mptcp else "tcp",
         "congestion_control": spec.congestion_control, "scheduler": spec.scheduler,
         "path_manager": "kernel", "primary_path": spec.primary, "workload": spec.workload,

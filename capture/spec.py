@@ -104,6 +104,13 @@ class RunSpec:
     # ``unplug``: [{path, at_s, replug_s}], seconds after the workload starts)
     unplug: list[dict] = field(default_factory=list)
     sample_socket_buffers: bool = False  # ss skmem every 100 ms (capture/sockbuf.py)
+    # the study (papers/<id>) the campaign's runs are for: its ``study`` key (a copy
+    # renamed chen-seed7 still says chen), else (None here) the campaign's name
+    study: str | None = None
+
+    def __post_init__(self):
+        if self.study is None:
+            self.study = self.campaign
 
     @property
     def paths(self) -> list[str]:
@@ -468,7 +475,7 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
     doc = apply_scale(doc, scale)
     links = _scenario_links(doc, Path(base_dir) if base_dir else None)
     cc = _default_cc(doc)
-    common = dict(campaign=doc["name"], scheduler=doc.get("scheduler", "default"),
+    common = dict(campaign=doc["name"], study=doc.get("study"), scheduler=doc.get("scheduler", "default"),
                   sysctl_profile=doc.get("sysctl_profile"), timeout_s=doc.get("timeout_s", 120),
                   keep_interface_pcaps=doc.get("keep_interface_pcaps", True), scale=scale,
                   sample_socket_buffers=bool(doc.get("sample_socket_buffers", False)),
