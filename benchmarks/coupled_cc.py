@@ -97,8 +97,7 @@ def check_cc(res: dict, cc: str) -> None:
     if got != {cc} or n < 2:
         raise RuntimeError(f"MPTCP subflows ran {sorted(got)} ({n} subflows), expected {cc} on 2")
 
-
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=3, help="runs per configuration (median reported; default 3)")
     p.add_argument("--duration", type=float, default=25, help="seconds per run (default 25)")
@@ -114,34 +113,35 @@ def main() -> int:
     p.add_argument("--no-two-path", action="store_true", help="only the shared-bottleneck experiment")
     p.add_argument("--out", default=None, help="keep per-run files here (default: a temporary folder, removed)")
     p.add_argument("--json", action="store_true", help="print the summary JSON as the last line")
-    a = p.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-    if os.geteuid() != 0:
-        print("error: needs root (network namespaces, BPF)", file=sys.stderr)
-        return 2
-    a.queue_bytes = a.queue_bytes or int(a.rate * 1e6 / 8 * 2 * a.delay_ms / 1000)
-    algs = [x for x in a.algs.split(",") if x]
+    return p.parse_args()
+
+
+def available(algs: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The algorithms that can run here, and why each of the others cannot (a BPF one
+    not built or not loadable)."""
     skipped = {}
     for cc in algs:
         if cc in ALGORITHMS and (why := unavailable_reason(cc)):
             skipped[cc] = why
-    algs = [cc for cc in algs if cc not in skipped]
-    for cc, why in skipped.items():
-        print(f"skipped {cc}: {why}", file=sys.stderr)
-    tmp = None
-    if a.out:
-        work = Path(a.out)
+    return [cc for cc in algs if cc not in skipped], skipped
+
+
+def work_folder(out: str | None) -> tuple[Path, tempfile.TemporaryDirectory | None]:
+    """Where the runs' files go: ``out``, else a temporary folder (returned too, to be
+    cleaned up)."""
+    if out:
+        work = Path(out)
         work.mkdir(parents=True, exist_ok=True)
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="coupled-cc-")
-        work = Path(tmp.name)
-    print(f"bottleneck {a.rate:g} Mbit/s, {a.delay_ms:g} ms each way (RTT {2 * a.delay_ms:g} ms), "
-          f"jitter ±{a.jitter_ms:g} ms, queue {a.queue_bytes} B; {a.runs} x {a.duration:g} s per configuration, first {a.warmup:g} s "
-          f"excluded", file=sys.stderr)
-    sweep()
+        return work, None
+    tmp = tempfile.TemporaryDirectory(prefix="coupled-cc-")
+    return Path(tmp.name), tmp
+
+
+def run_all(a, algs: list[str], work: Path, tmp: tempfile.TemporaryDirectory | None) -> tuple[dict, dict]:
+    """Every configuration ``a.runs`` times, interleaved; per algorithm the results of
+    the shared-bottleneck and the two-path experiment. The temporary folder goes at the end."""
     shared: dict[str, list] = {cc: [] for cc in algs}
     two: dict[str, list] = {cc: [] for cc in algs}
-    t0 = time.monotonic()
     with signals_raise():
         try:
             for rep in range(1, a.runs + 1):
@@ -160,6 +160,12 @@ def main() -> int:
         finally:
             if tmp:
                 tmp.cleanup()
+    return shared, two
+
+
+def report_shared(a, algs: list[str], shared: dict) -> dict:
+    """Print the shared-bottleneck table; return the summary (median R of lia, olia and
+    uncoupled Reno)."""
     med = statistics.median
     print(f"\nshared bottleneck (median of {a.runs}; R = MPTCP goodput / TCP goodput; RFC 6356 goal: R ~ 1)")
     print(f"{'congestion control':20s} {'MPTCP Mbit/s':>12s} {'TCP Mbit/s':>11s} {'R':>6s}  R per run")
@@ -168,23 +174,49 @@ def main() -> int:
         print(f"{KEY[cc]:20s} {med(r['flows']['mptcp']['goodput_mbit'] for r in rs):12.2f} "
               f"{med(r['flows']['tcp']['goodput_mbit'] for r in rs):11.2f} {med(r['R'] for r in rs):6.2f}  "
               + " ".join(f"{r['R']:.2f}" for r in rs))
-    summary = {"shared_bottleneck": {KEY[cc]: round(med(r["R"] for r in shared[cc]), 3)
-                                     for cc in ("lia", "olia", "reno") if shared.get(cc)}}
+    return {"shared_bottleneck": {KEY[cc]: round(med(r["R"] for r in shared[cc]), 3)
+                                  for cc in ("lia", "olia", "reno") if shared.get(cc)}}
+
+
+def report_two_paths(a, algs: list[str], two: dict) -> dict:
+    """Print the two-path table; return its per-run figures for the detail JSON."""
+    med = statistics.median
+    print(f"\ntwo paths, two TCP Reno flows on wifi (median of {a.runs}): MPTCP's share of its bytes on "
+          f"the congested wifi path")
+    print(f"{'congestion control':20s} {'MPTCP Mbit/s':>12s} {'wifi share':>10s} {'TCP Mbit/s each':>16s}")
+    for cc in algs:
+        rs = two[cc]
+        print(f"{KEY[cc]:20s} {med(r['flows']['mptcp']['goodput_mbit'] for r in rs):12.2f} "
+              f"{med(r['mptcp_share_wifi'] for r in rs):10.2f} {med(r['tcp_mean_mbit'] for r in rs):16.2f}")
+    return {KEY[cc]: {"mptcp_share_wifi": [r["mptcp_share_wifi"] for r in two[cc]],
+                      "mptcp_mbit": [r["flows"]["mptcp"]["goodput_mbit"] for r in two[cc]],
+                      "tcp_mbit_each": [r["tcp_mean_mbit"] for r in two[cc]]} for cc in algs}
+
+
+def main() -> int:
+    a = parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    if os.geteuid() != 0:
+        print("error: needs root (network namespaces, BPF)", file=sys.stderr)
+        return 2
+    a.queue_bytes = a.queue_bytes or int(a.rate * 1e6 / 8 * 2 * a.delay_ms / 1000)
+    algs, skipped = available([x for x in a.algs.split(",") if x])
+    for cc, why in skipped.items():
+        print(f"skipped {cc}: {why}", file=sys.stderr)
+    work, tmp = work_folder(a.out)
+    print(f"bottleneck {a.rate:g} Mbit/s, {a.delay_ms:g} ms each way (RTT {2 * a.delay_ms:g} ms), "
+          f"jitter ±{a.jitter_ms:g} ms, queue {a.queue_bytes} B; {a.runs} x {a.duration:g} s per configuration, first {a.warmup:g} s "
+          f"excluded", file=sys.stderr)
+    sweep()
+    t0 = time.monotonic()
+    shared, two = run_all(a, algs, work, tmp)
+    summary = report_shared(a, algs, shared)
     detail = {"config": {k: getattr(a, k) for k in ("runs", "duration", "warmup", "rate", "delay_ms", "jitter_ms",
                                                     "queue_bytes")},
               "skipped": skipped, "wall_s": round(time.monotonic() - t0, 1),
               "shared_bottleneck": {KEY[cc]: [r["R"] for r in shared[cc]] for cc in algs}}
     if not a.no_two_path:
-        print(f"\ntwo paths, two TCP Reno flows on wifi (median of {a.runs}): MPTCP's share of its bytes on "
-              f"the congested wifi path")
-        print(f"{'congestion control':20s} {'MPTCP Mbit/s':>12s} {'wifi share':>10s} {'TCP Mbit/s each':>16s}")
-        for cc in algs:
-            rs = two[cc]
-            print(f"{KEY[cc]:20s} {med(r['flows']['mptcp']['goodput_mbit'] for r in rs):12.2f} "
-                  f"{med(r['mptcp_share_wifi'] for r in rs):10.2f} {med(r['tcp_mean_mbit'] for r in rs):16.2f}")
-        detail["two_paths"] = {KEY[cc]: {"mptcp_share_wifi": [r["mptcp_share_wifi"] for r in two[cc]],
-                                         "mptcp_mbit": [r["flows"]["mptcp"]["goodput_mbit"] for r in two[cc]],
-                                         "tcp_mbit_each": [r["tcp_mean_mbit"] for r in two[cc]]} for cc in algs}
+        detail["two_paths"] = report_two_paths(a, algs, two)
     if a.out:
         (work / "coupled_cc.json").write_text(json.dumps(detail, indent=1) + "\n")
     if a.json:

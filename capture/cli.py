@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from .spec import SCALES
-from .util import REPO, Interrupted, signals_raise
+from .util import LINKEM, REPO, Interrupted, linkem_available, signals_raise
 
 SAMPLES_CAMPAIGN = REPO / "capture" / "campaigns" / "samples.yaml"
 
@@ -72,9 +72,8 @@ def cmd_sample(a) -> int:
 
 
 def cmd_check(a) -> int:
-    from .spec import CampaignError, load
-    from .emulator import LINKEM, linkem_available
     from .kernel import check
+    from .spec import CampaignError, load
     rc = 0
     for c in a.campaign or []:
         try:

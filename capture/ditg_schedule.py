@@ -121,6 +121,15 @@ def schedule_seed(campaign_seed: int, profile: str, repetition: int) -> int:
     return int(hashlib.sha256(f"{campaign_seed}|{profile}|{repetition}".encode()).hexdigest()[:16], 16)
 
 
+def drain_limit_s(duration_s: float) -> int:
+    """How long a test may drain after its schedule (capture/workloads.py, D-ITG): four
+    times the test plus 20 s. The longest drains measured (standard scale, 2026-11-28):
+    Netflix's 48-s test over 40 ms with 4 % loss queues most of its traffic and took 113 s
+    to drain over MPTCP (both paths lossy) and more than 116 s over TCP (98 % received by
+    then); Maps 7-10 s."""
+    return int(math.ceil(4 * duration_s + 20))
+
+
 @dataclass(frozen=True)
 class Schedule:
     profile: str

@@ -30,14 +30,11 @@ import random
 import time
 from pathlib import Path
 
+from .health import read_linkem_stats
 from .spec import direction
-from .util import REPO, CommandError, Proc, log, sh
-
-LINKEM = REPO / "capture" / "linkem" / "target" / "release" / "linkem"
-
-
-def linkem_available() -> bool:
-    return LINKEM.is_file() and LINKEM.stat().st_mode & 0o111 != 0
+# LINKEM and linkem_available are read here through this module's names (tests replace
+# capture.emulator.linkem_available); they are defined in util, below kernel and spec
+from .util import LINKEM, REPO, CommandError, Proc, linkem_available, log, sh
 
 
 def needs_linkem(profile: dict) -> bool:
@@ -157,7 +154,6 @@ class PathEmulator:
         stopped; None for tbf."""
         if self.kind != "linkem":
             return None
-        from .health import read_linkem_stats
         return read_linkem_stats(self.stats_path)
 
     def as_meta(self) -> dict:

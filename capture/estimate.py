@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 from pathlib import Path
 
+from .ditg_schedule import drain_limit_s, draw, schedule_seed
 from .spec import SIZED, RunSpec, direction, expand, load
 
 RUN_OVERHEAD_S = {"http": 2.5, "ditg": 4.5, "iperf3-down": 4.5}  # namespaces, linkem, tcpdump, teardown (measured here)
@@ -42,9 +43,6 @@ def path_estimate(profile: dict, base_dir: Path | None = None) -> tuple[float, f
 def _ditg_drain_s(spec: RunSpec, base: Path | None) -> float:
     """How long a D-ITG test drains after its schedule ends: the scheduled bytes at the
     paths' expected TCP rate, beyond the test's length, at most the drain limit."""
-    from .ditg_schedule import draw, schedule_seed
-    from .workloads import drain_limit_s
-
     profile = spec.workload[len("ditg-"):]
     s = draw(profile, spec.duration_s, schedule_seed(spec.campaign_seed, profile, spec.repetition))
     rate = sum(path_estimate(spec.profiles[p], base)[0] for p in spec.paths)

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
+import platform
 import re
 import subprocess
 import sys
@@ -10,7 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from .util import REPO
+from .cc import ALGORITHMS, object_path
+from .util import LINKEM, REPO, linkem_available
 
 # the checkout's kernel-config/, or the copy an installed wheel put under <prefix>/share
 KERNEL_CONFIG = next((d for d in (REPO / "kernel-config", Path(sys.prefix) / "share" / "mptcp-lab" / "kernel-config")
@@ -29,8 +33,6 @@ MPTCP_ENABLED = Path("/proc/sys/net/mptcp/enabled")
 
 def testbed_blockers() -> list[str]:
     """Why this machine cannot run the testbed (root, upstream MPTCP on); empty when it can."""
-    import os
-
     why = []
     if os.geteuid() != 0:
         why.append("not root")
@@ -61,7 +63,6 @@ def _first_line(cmd: list[str]) -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def tool_versions() -> dict:
-    from .emulator import LINKEM, linkem_available
     v = {
         "tcpdump": _first_line(["tcpdump", "--version"]),
         "tshark": _first_line(["tshark", "--version"]),
@@ -86,7 +87,6 @@ def tool_versions() -> dict:
 
 
 def _sha256(path: Path) -> str | None:
-    import hashlib
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     except OSError:
@@ -97,10 +97,6 @@ def builds() -> dict:
     """What a host's runs were made with, to tell hosts apart before their runs are pooled:
     its kernel and the lab's own native builds (the link emulator and the BPF congestion
     controls) by content hash, so two nodes built from different sources differ here."""
-    import platform
-
-    from .cc import ALGORITHMS, object_path
-    from .emulator import LINKEM
     return {"host": platform.node(), "kernel": platform.release(), "linkem_sha256": _sha256(LINKEM),
             "cc_sha256": {n: _sha256(object_path(n)) for n in sorted(ALGORITHMS)}}
 

@@ -9,18 +9,19 @@ sweep`` removes any a crash left). Needs root.
 """
 from __future__ import annotations
 
+import csv
+import json
 import os
 import shutil
 import signal
-import json
 import subprocess
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-from .emulator import LINKEM  # noqa: E402  (the one place the binary's path is said)
 from .topology import Topology
+from .util import LINKEM
 
 
 def sh(*args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
@@ -44,7 +45,13 @@ class LinkBed:
     addresses, offloads off) with linkem started by hand on each path, for measuring the
     emulator alone. Path i is ``PATHS[i]`` (client 10.<i+1>.0.2, server 10.<i+1>.0.1);
     a context manager that deletes its namespaces (and kills what it started) even on
-    failure."""
+    failure.
+
+    Not capture.cc.lab.Bed, which shares the Topology: that bed starts each path's
+    emulator once, from a link profile (PathEmulator: linkem or tbf), and sets up MPTCP,
+    routes and congestion controls for its flows; this one starts linkem by hand, as
+    often as a test needs, with a raw config, extra options or another build, and pins
+    the neighbours so that no ARP crosses the emulator."""
 
     PATHS = ("wifi", "lte")
 
@@ -113,7 +120,8 @@ class LinkBed:
         ready.unlink(missing_ok=True)  # a previous linkem's on this path: wait for this one's
         err = open(self.tmp / f"linkem{i}.stderr", "w")
         stats = ("--stats", str(self.stats_path(i))) if self.has_stats else ()
-        p = self.popen(self.emus[i], str(self.linkem), "--client-if", "c", "--server-if", "s",
+        w = self._wire(i)   # the emulator namespace's interface names are the topology's
+        p = self.popen(self.emus[i], str(self.linkem), "--client-if", w.emu_client_if, "--server-if", w.emu_server_if,
                        "--config", str(cfg), "--log", str(log), "--ready-file", str(ready),
                        *stats, *extra, stderr=err)
         deadline = time.time() + timeout
@@ -154,6 +162,5 @@ class LinkBed:
 
 
 def read_log(path: Path) -> list[dict]:
-    import csv
     with open(path) as f:
         return list(csv.DictReader(f))

@@ -30,6 +30,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from .util import REPO, CommandError, Proc
+
 FILE = "sockbuf.csv"
 INTERVAL_S = 0.1
 SS = ["ss", "-H", "-n", "-t", "-M", "-m", "-i", "state", "established"]
@@ -188,7 +190,6 @@ class Sampler:
         return self.run_dir / f".sockbuf-{end}.csv"
 
     def start(self) -> None:
-        from .util import REPO, Proc
         for end, ns in self.ends.items():
             self.procs[end] = Proc(f"sockbuf-{end}", [sys.executable, "-m", "capture.sockbuf", "--end", end,
                                                       "--interval", str(self.interval), "--out", str(self._part(end))],
@@ -198,7 +199,6 @@ class Sampler:
     def stop(self) -> dict:
         """Stop both samplers, merge their rows into sockbuf.csv (time order) and return
         meta.json's ``socket_buffers``. A sampler that failed fails the run."""
-        from .util import CommandError
         rows: list[dict] = []
         for end, p in self.procs.items():
             rc = p.stop(sig=signal.SIGTERM, timeout=5)

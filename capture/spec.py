@@ -15,6 +15,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from .kernel import load_profile
+
 # Which paths each mode uses. The run spec (RunSpec.paths) and the validation (every
 # scenario links the paths its modes use; the schema's mode and path enums) read it.
 MODE_PATHS: dict[str, tuple[str, ...]] = {
@@ -102,6 +104,13 @@ class RunSpec:
     # ``unplug``: [{path, at_s, replug_s}], seconds after the workload starts)
     unplug: list[dict] = field(default_factory=list)
     sample_socket_buffers: bool = False  # ss skmem every 100 ms (capture/sockbuf.py)
+    # the study (papers/<id>) the campaign's runs are for: its ``study`` key (a copy
+    # renamed chen-seed7 still says chen), else (None here) the campaign's name
+    study: str | None = None
+
+    def __post_init__(self):
+        if self.study is None:
+            self.study = self.campaign
 
     @property
     def paths(self) -> list[str]:
@@ -375,7 +384,6 @@ def _check_tree(doc: dict, source: str, base_dir: Path | None) -> None:
                 if tr and not ((base_dir or Path.cwd()) / tr).is_file():
                     raise CampaignError(f"{source}: scenarios.{name}.{p}: trace file {tr!r} not found")
     if doc.get("sysctl_profile"):
-        from .kernel import load_profile
         for name, sc in [(None, {})] + list(doc["scenarios"].items()):
             try:
                 load_profile(doc["sysctl_profile"], {**(doc.get("sysctl_params") or {}), **(sc.get("sysctl_params") or {})})
@@ -465,7 +473,40 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
     if scale is None and doc.get("scales"):
         scale = "quick" if "quick" in doc["scales"] else next(iter(doc["scales"]))
     doc = apply_scale(doc, scale)
-    base = Path(base_dir) if base_dir else None
+    links = _scenario_links(doc, Path(base_dir) if base_dir else None)
+    cc = _default_cc(doc)
+    common = dict(campaign=doc["name"], study=doc.get("study"), scheduler=doc.get("scheduler", "default"),
+                  sysctl_profile=doc.get("sysctl_profile"), timeout_s=doc.get("timeout_s", 120),
+                  keep_interface_pcaps=doc.get("keep_interface_pcaps", True), scale=scale,
+                  sample_socket_buffers=bool(doc.get("sample_socket_buffers", False)),
+                  base_dir=str(base_dir) if base_dir else None)
+    seed = int(doc.get("seed", 1)) if seed is None else int(seed)
+    common["campaign_seed"] = seed
+    common["stall_ms"], common["stall_repeats"] = stall_retry(doc)
+
+    def spec(run_id: str, sc: str, **kw) -> RunSpec:
+        return _run_spec(doc["name"], links[sc], common, run_id, sc, **kw)
+
+    explicit = _explicit_runs(doc, spec, seed, cc)
+    if not doc.get("modes"):
+        return explicit  # explicit runs only: they keep their order
+    specs = _matrix_runs(doc, spec, seed, cc) + explicit
+    ids = [s.run_id for s in specs]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise CampaignError(f"{doc['name']}: duplicate run ids {sorted(dup)[:3]}")
+    rng = random.Random(seed)
+    rng.shuffle(specs)
+    for i, s in enumerate(specs):
+        s.seed = seed * 100003 + i
+        s.order_index = i
+    return specs
+
+
+def _scenario_links(doc: dict, base: Path | None) -> dict[str, dict]:
+    """Per scenario what its runs share: its paths' link profiles (resolved against the
+    campaign's profiles file) and their names, its sysctl parameters and sysctls (over
+    the campaign's) and its unplug schedule."""
     prof_file = _profiles_path(doc, base)
     profiles = load_profiles(prof_file)
     prof_dir = prof_file.parent if prof_file else (base or Path.cwd())
@@ -477,33 +518,32 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
                        "sysctl_params": {**(doc.get("sysctl_params") or {}), **(sc.get("sysctl_params") or {})},
                        "sysctls": {**(doc.get("sysctls") or {}), **(sc.get("sysctls") or {})},
                        "unplug": [dict(e) for e in sc.get("unplug") or []]}
+    return links
 
+
+def _default_cc(doc: dict) -> str:
+    """The campaign's congestion control: its own, else its sysctl profile's, else cubic."""
     cc = doc.get("congestion_control")
     if not cc and doc.get("sysctl_profile"):
-        from .kernel import load_profile
         cc = load_profile(doc["sysctl_profile"], doc.get("sysctl_params")).get("congestion_control")
-    cc = cc or "cubic"
-    common = dict(campaign=doc["name"], scheduler=doc.get("scheduler", "default"),
-                  sysctl_profile=doc.get("sysctl_profile"), timeout_s=doc.get("timeout_s", 120),
-                  keep_interface_pcaps=doc.get("keep_interface_pcaps", True), scale=scale,
-                  sample_socket_buffers=bool(doc.get("sample_socket_buffers", False)),
-                  base_dir=str(base_dir) if base_dir else None)
-    seed = int(doc.get("seed", 1)) if seed is None else int(seed)
-    common["campaign_seed"] = seed
-    common["stall_ms"], common["stall_repeats"] = stall_retry(doc)
+    return cc or "cubic"
 
-    def spec(run_id, sc, **kw):
-        L = links[sc]
-        if L["unplug"] and kw["workload"].startswith("ditg-"):
-            # D-ITG's connection is the server's (ITGSend): the client's addresses are
-            # signalled, not endpoints an address manager would remove and re-add
-            raise CampaignError(f"{doc['name']}: scenarios.{sc}.unplug: not with D-ITG workloads (run {run_id}); "
-                                "unplug runs need a client-initiated workload (sizes, iperf3_down)")
-        profiles = {p: at_size(prof, kw.get("size_bytes") or 0) for p, prof in L["profiles"].items()}
-        return RunSpec(run_id=run_id, scenario=sc, profiles=profiles, profile_names=L["names"],
-                       sysctl_params=L["sysctl_params"], sysctls=L["sysctls"],
-                       unplug=[dict(e) for e in L["unplug"]], **common, **kw)
 
+def _run_spec(campaign: str, links: dict, common: dict, run_id: str, sc: str, **kw) -> RunSpec:
+    """One run of scenario ``sc`` (``links``: what its runs share, ``_scenario_links``)."""
+    if links["unplug"] and kw["workload"].startswith("ditg-"):
+        # D-ITG's connection is the server's (ITGSend): the client's addresses are
+        # signalled, not endpoints an address manager would remove and re-add
+        raise CampaignError(f"{campaign}: scenarios.{sc}.unplug: not with D-ITG workloads (run {run_id}); "
+                            "unplug runs need a client-initiated workload (sizes, iperf3_down)")
+    profiles = {p: at_size(prof, kw.get("size_bytes") or 0) for p, prof in links["profiles"].items()}
+    return RunSpec(run_id=run_id, scenario=sc, profiles=profiles, profile_names=links["names"],
+                   sysctl_params=links["sysctl_params"], sysctls=links["sysctls"],
+                   unplug=[dict(e) for e in links["unplug"]], **common, **kw)
+
+
+def _explicit_runs(doc: dict, spec, seed: int, cc: str) -> list[RunSpec]:
+    """The campaign's ``runs``, in their order (``spec``: makes one run, see ``expand``)."""
     explicit = []
     for r in doc.get("runs") or []:
         wl = r.get("workload", "http")
@@ -513,13 +553,24 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
                              primary_path=r.get("primary_path", "wifi"), repetition=r.get("repetition", 1),
                              seed=seed, congestion_control=r.get("congestion_control", cc),
                              force_tbf=r.get("force_tbf", doc.get("force_tbf", False))))
-    if not doc.get("modes"):
-        return explicit  # explicit runs only: they keep their order
+    return explicit
+
+
+def _campaign_workloads(doc: dict) -> list[tuple[str, int, float]]:
+    """The campaign's workloads as (workload, size, duration_s): its sizes, its D-ITG
+    profiles, its long-lived download."""
     wls = [("http", parse_size(s), 0.0) for s in doc.get("sizes", []) or []]
     if doc.get("ditg"):
         wls += [(f"ditg-{p}", 0, ditg_duration(doc["ditg"], p)) for p in doc["ditg"]["profiles"]]
     if doc.get("iperf3_down"):
         wls.append(("iperf3-down", 0, float(doc["iperf3_down"]["duration_s"])))
+    return wls
+
+
+def _matrix_runs(doc: dict, spec, seed: int, cc: str) -> list[RunSpec]:
+    """The campaign's matrix: per scenario (of ``only_scenarios``), mode, congestion
+    control (MPTCP modes), primary path, workload and repetition, one run."""
+    wls = _campaign_workloads(doc)
     mp_ccs = doc.get("congestion_controls") or [cc]
     only = doc.get("only_scenarios")
     specs = []
@@ -541,14 +592,4 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
                                               size_bytes=size, duration_s=dur, primary_path=prim,
                                               repetition=rep, seed=seed, congestion_control=c,
                                               force_tbf=doc.get("force_tbf", False)))
-    specs += explicit
-    ids = [s.run_id for s in specs]
-    dup = {i for i in ids if ids.count(i) > 1}
-    if dup:
-        raise CampaignError(f"{doc['name']}: duplicate run ids {sorted(dup)[:3]}")
-    rng = random.Random(seed)
-    rng.shuffle(specs)
-    for i, s in enumerate(specs):
-        s.seed = seed * 100003 + i
-        s.order_index = i
     return specs

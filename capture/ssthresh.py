@@ -48,6 +48,8 @@ import sys
 import time
 from pathlib import Path
 
+from .util import CommandError, Proc, out, sh, wait_for
+
 PORT = 9011
 SYSCTLS = {"net.ipv4.tcp_no_ssthresh_metrics_save": "0"}
 NO_METRICS_SAVE = "net.ipv4.tcp_no_metrics_save"
@@ -88,7 +90,6 @@ def seed(topo, want: int, work: Path, bridged: list[str] = ()) -> dict:
     ssthresh ``want``; return what was applied and verified (meta.json
     ``initial_ssthresh``). ``bridged``: paths whose wire is already a bridge (tbf).
     Raises CommandError when a pair's connection does not start at ``want``."""
-    from .util import CommandError, Proc, sh
     pairs = address_pairs(topo)
     ends = {"client": topo.client_ns, "server": topo.server_ns}
     added = [p for p in topo.wires if p not in bridged]
@@ -170,12 +171,10 @@ def _tail(f: Path) -> str:
 
 
 def _sysctl(ns: str, key: str) -> str:
-    from .util import out
     return out(["sysctl", "-n", key], ns=ns).strip()
 
 
 def _wait_listening(ns: str, srv, work: Path) -> None:
-    from .util import CommandError, out, wait_for
     wait_for(lambda: not srv.alive() or bool(out(["ss", "-Hltn", f"sport = :{PORT}"], ns=ns, check=False).strip()),
              TIMEOUT_S, "the ssthresh warm-up server to listen")
     if not srv.alive():
@@ -183,7 +182,6 @@ def _wait_listening(ns: str, srv, work: Path) -> None:
 
 
 def _connect(ns: str, pairs: list[dict]) -> list[dict]:
-    from .util import CommandError, sh
     p = sh([sys.executable, "-m", "capture.ssthresh", "connect", "--port", str(PORT)]
            + [f"{x['client_addr']},{x['server_addr']}" for x in pairs],
            ns=ns, check=False, timeout=TIMEOUT_S * (1 + len(pairs)))
@@ -195,7 +193,6 @@ def _connect(ns: str, pairs: list[dict]) -> list[dict]:
 def cache_entries(ns: str) -> dict[tuple[str, str], dict]:
     """The namespace's tcp_metrics cache: (source, destination) -> ssthresh, cwnd,
     rtt_us, rttvar_us, reordering (what ``ip -j tcp_metrics show`` lists; absent ones null)."""
-    from .util import out
     found = {}
     for e in json.loads(out(["ip", "-j", "tcp_metrics", "show"], ns=ns) or "[]"):
         found[(e.get("source"), e.get("dst"))] = {
@@ -208,7 +205,6 @@ def cache_entries(ns: str) -> dict[tuple[str, str], dict]:
 def _wait_caches(ends: dict, pairs: list[dict]) -> dict:
     """Both caches once every pair has its entry at both ends (the last close completes
     a moment after the client's program has returned)."""
-    from .util import CommandError
     want = {"server": {(p["server_addr"], p["client_addr"]) for p in pairs},
             "client": {(p["client_addr"], p["server_addr"]) for p in pairs}}
     end = time.monotonic() + TIMEOUT_S

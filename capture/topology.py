@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field
 
 from .spec import MODES, PATH_INDEX
@@ -77,7 +78,6 @@ def kill_ns_processes(ns: str) -> None:
                 pass
         if not live:
             return
-        import time
         for _ in range(20):
             if not out(["ip", "netns", "pids", ns], check=False).split():
                 return

@@ -14,6 +14,15 @@ log = logging.getLogger("capture")
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The link emulator's binary (capture/linkem, ``make linkem``): the one place its path is
+# said. Here, at the bottom of the package, because the emulator runs it, the kernel
+# facts record its version and hash, and the test bed starts it by hand.
+LINKEM = REPO / "capture" / "linkem" / "target" / "release" / "linkem"
+
+
+def linkem_available() -> bool:
+    return LINKEM.is_file() and LINKEM.stat().st_mode & 0o111 != 0
+
 
 class CommandError(RuntimeError):
     pass

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
-import math
 import os
 import random
 import re
@@ -211,14 +210,8 @@ def iperf3_download(client_ns: str, server_ns: str, server_addr: str, bind_addr:
 # of their packets). So the test drains: we set SO_LINGER on ITGSend's data socket
 # (pidfd_getfd(2): the socket is ITGSend's own, the option is the kernel's), and its
 # close() then returns only when every byte and the FIN are acknowledged, or after the
-# drain limit; only then does ITGRecv hear of the end.
-
-def drain_limit_s(duration_s: float) -> int:
-    """How long a test may drain after its schedule: four times the test plus 20 s. The
-    longest drains measured (standard scale, 2026-11-28): Netflix's 48-s test over 40 ms
-    with 4 % loss queues most of its traffic and took 113 s to drain over MPTCP (both
-    paths lossy) and more than 116 s over TCP (98 % received by then); Maps 7-10 s."""
-    return int(math.ceil(4 * duration_s + 20))
+# drain limit (ditg_schedule.drain_limit_s: declared with the schedule, so the duration
+# model reads it without the testbed); only then does ITGRecv hear of the end.
 
 
 def _borrow_fd(pid: int, fd: int) -> int:
@@ -315,12 +308,12 @@ def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duratio
          mptcp: bool, run_dir: Path, seed: int, drain_s: int | None = None) -> dict:
     """One D-ITG test: ITGRecv on the client, ITGSend on the server replaying the
     schedule of ``profile``, ``duration_s`` and ``seed`` (written into ``run_dir``), then
-    draining for up to ``drain_s`` (default ``drain_limit_s``)."""
+    draining for up to ``drain_s`` (default ``ditg_schedule.drain_limit_s``)."""
     if profile not in ditg_schedule.PROFILES:
         raise CommandError(f"unknown D-ITG profile {profile!r}")
     sched = ditg_schedule.draw(profile, duration_s, seed)
     files = ditg_schedule.write(sched, run_dir)
-    drain = drain_limit_s(duration_s) if drain_s is None else int(drain_s)
+    drain = ditg_schedule.drain_limit_s(duration_s) if drain_s is None else int(drain_s)
     pre = ["mptcpize", "run"] if mptcp else []
     recv_log, send_log = run_dir / "ditg-recv.log", run_dir / "ditg-send.log"
     # ITGSend stops generating at -t even if the schedule is not done (a write blocked

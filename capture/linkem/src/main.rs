@@ -189,28 +189,20 @@ fn cpu_seconds() -> (f64, f64) {
     (s(ru.ru_utime), s(ru.ru_stime))
 }
 
-fn main() {
-    let args = parse_args();
-    let start = mono_ns();
-    let offset = net::realtime_offset_ns();
-    let cfg = config::load(std::path::Path::new(&args.config)).unwrap_or_else(|e| {
-        eprintln!("linkem: config error: {}", e);
-        std::process::exit(2);
-    });
-    let fail = |msg: String| -> ! {
-        eprintln!("linkem: {}", msg);
-        std::process::exit(1);
-    };
-    let log_file = std::fs::File::create(&args.log).unwrap_or_else(|e| fail(format!("cannot create log {}: {}", args.log, e)));
-    let sock_s = PacketSocket::open(&args.server_if).unwrap_or_else(|e| fail(format!("cannot open {}: {}", args.server_if, e)));
-    let sock_c = PacketSocket::open(&args.client_if).unwrap_or_else(|e| fail(format!("cannot open {}: {}", args.client_if, e)));
-    let wake_fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-    if wake_fd < 0 {
-        fail(format!("eventfd: {}", std::io::Error::last_os_error()));
-    }
+fn fail(msg: String) -> ! {
+    eprintln!("linkem: {}", msg);
+    std::process::exit(1);
+}
 
-    // Signals are taken by sigwait in this thread only; timer slack 1 ns for
-    // precise wake-ups (inherited by the threads).
+/// Ask every thread to stop now (the forwarding loop reads STOP; STOP_AT is when).
+fn request_stop() {
+    STOP_AT.store(mono_ns(), Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Signals are taken by sigwait in this thread only; timer slack 1 ns for
+/// precise wake-ups (inherited by the threads). Returns the blocked set.
+fn block_signals() -> libc::sigset_t {
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
     unsafe {
         libc::sigemptyset(&mut set);
@@ -220,49 +212,45 @@ fn main() {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0);
     }
+    set
+}
 
-    let (tx, rx) = mpsc::channel::<Vec<Record>>();
-    let logger = std::thread::Builder::new().name("log".into()).spawn(move || log::run(log_file, rx)).unwrap();
-    let dirs = [
-        Direction::new("down", DirectionCore::new(cfg.down.clone(), cfg.seed, 0)),
-        Direction::new("up", DirectionCore::new(cfg.up.clone(), cfg.seed, 1)),
-    ];
-    let mut path = Path::new([sock_s, sock_c], dirs, Clock { start, offset }, args.spin_us * 1000, wake_fd, Batcher::new(tx)).unwrap_or_else(|e| fail(e));
-    let rt = args.rt_prio;
-    let fwd = std::thread::Builder::new()
+/// The forwarding thread: runs the path until STOP; a failure stops linkem too
+/// (SIGTERM to itself ends the main thread's sigwait). Gives the path back with
+/// whether it ended without error.
+fn spawn_forwarder(mut path: Path, rt: i32) -> std::thread::JoinHandle<(Path, bool)> {
+    std::thread::Builder::new()
         .name("fwd".into())
         .spawn(move || {
             set_rt(rt, "the forwarding thread");
             let r = path.run();
             if let Err(e) = &r {
                 eprintln!("linkem: {}", e);
-                STOP_AT.store(mono_ns(), Ordering::SeqCst);
-                STOP.store(true, Ordering::SeqCst);
+                request_stop();
                 unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
             }
             (path, r.is_ok())
         })
-        .unwrap();
+        .unwrap()
+}
 
-    if let Some(p) = &args.ready_file {
-        if let Err(e) = std::fs::File::create(p) {
-            eprintln!("linkem: cannot create ready file {}: {}", p, e);
-            STOP_AT.store(mono_ns(), Ordering::SeqCst);
-            STOP.store(true, Ordering::SeqCst);
-        }
-    }
-
+/// Wait for a stop signal (unless a stop was already asked for), then wake the
+/// forwarding loop so it sees STOP.
+fn wait_for_stop(set: &libc::sigset_t, wake_fd: i32) {
     let mut sig: libc::c_int = 0;
     if !STOP.load(Ordering::SeqCst) {
-        unsafe { libc::sigwait(&set, &mut sig) };
+        unsafe { libc::sigwait(set, &mut sig) };
     }
     if !STOP.load(Ordering::SeqCst) {
-        STOP_AT.store(mono_ns(), Ordering::SeqCst);
-        STOP.store(true, Ordering::SeqCst);
+        request_stop();
     }
     unsafe { libc::eventfd_write(wake_fd, 1) };
-    let (path, ok) = fwd.join().unwrap();
-    let wall_s = (mono_ns() - start) as f64 / 1e9;
+}
+
+/// The --stats JSON of a stopped path, and the same figures on stderr: per direction
+/// the counters, the late departures and the reader's lag; the loop's wake-ups;
+/// linkem's CPU time over ``wall_s``.
+fn summary(path: &Path, args: &Args, wall_s: f64) -> serde_json::Map<String, serde_json::Value> {
     eprintln!("linkem: sleeps ended by an arrival {}, by the timeout {}; spin turns {}", path.wakes[0], path.wakes[1], path.wakes[2]);
     let (user_s, system_s) = cpu_seconds();
     let sock_names = [&args.server_if, &args.client_if];
@@ -312,6 +300,46 @@ fn main() {
         "spin_turns": path.wakes[2], "wake_late_us": path.wake_late_ns() as f64 / 1e3}));
     js.insert("cpu".into(), serde_json::json!({"user_s": user_s, "system_s": system_s, "wall_s": wall_s,
         "pct_of_one_core": if wall_s > 0.0 { (user_s + system_s) / wall_s * 100.0 } else { 0.0 }}));
+    js
+}
+
+fn main() {
+    let args = parse_args();
+    let start = mono_ns();
+    let offset = net::realtime_offset_ns();
+    let cfg = config::load(std::path::Path::new(&args.config)).unwrap_or_else(|e| {
+        eprintln!("linkem: config error: {}", e);
+        std::process::exit(2);
+    });
+    let log_file = std::fs::File::create(&args.log).unwrap_or_else(|e| fail(format!("cannot create log {}: {}", args.log, e)));
+    let sock_s = PacketSocket::open(&args.server_if).unwrap_or_else(|e| fail(format!("cannot open {}: {}", args.server_if, e)));
+    let sock_c = PacketSocket::open(&args.client_if).unwrap_or_else(|e| fail(format!("cannot open {}: {}", args.client_if, e)));
+    let wake_fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    if wake_fd < 0 {
+        fail(format!("eventfd: {}", std::io::Error::last_os_error()));
+    }
+    let set = block_signals();
+
+    let (tx, rx) = mpsc::channel::<Vec<Record>>();
+    let logger = std::thread::Builder::new().name("log".into()).spawn(move || log::run(log_file, rx)).unwrap();
+    let dirs = [
+        Direction::new("down", DirectionCore::new(cfg.down.clone(), cfg.seed, 0)),
+        Direction::new("up", DirectionCore::new(cfg.up.clone(), cfg.seed, 1)),
+    ];
+    let path = Path::new([sock_s, sock_c], dirs, Clock { start, offset }, args.spin_us * 1000, wake_fd, Batcher::new(tx)).unwrap_or_else(|e| fail(e));
+    let fwd = spawn_forwarder(path, args.rt_prio);
+
+    if let Some(p) = &args.ready_file {
+        if let Err(e) = std::fs::File::create(p) {
+            eprintln!("linkem: cannot create ready file {}: {}", p, e);
+            request_stop();
+        }
+    }
+
+    wait_for_stop(&set, wake_fd);
+    let (path, ok) = fwd.join().unwrap();
+    let wall_s = (mono_ns() - start) as f64 / 1e9;
+    let js = summary(&path, &args, wall_s);
     drop(path);
     let written = match logger.join().unwrap() {
         Ok(n) => n,
