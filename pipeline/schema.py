@@ -17,7 +17,7 @@ from .fields import PACKET_FIELDS, VANTAGES, Field  # noqa: F401 - re-exported h
 NATIVE_DTYPES = {"u8": pl.UInt8, "u16": pl.UInt16, "u32": pl.UInt32, "u64": pl.UInt64,
                  "f64": pl.Float64, "str": pl.Utf8}
 
-PACKETS: dict[str, pl.DataType] = {f.column: f.dtype for f in PACKET_FIELDS}
+PACKETS: dict[str, pl.DataType] = {f.column: NATIVE_DTYPES[f.native_type] for f in PACKET_FIELDS}
 
 # tshark preferences every extraction (and the benchmark's baseline) uses.
 TSHARK_PREFS: list[str] = [
