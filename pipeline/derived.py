@@ -35,6 +35,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .inputs import not_duckdb
+
 if TYPE_CHECKING:
     import duckdb
 
@@ -393,7 +395,7 @@ def install(con: duckdb.DuckDBPyConnection, temp: bool = False) -> None:
 def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     """Open the lab's DuckDB file read-only with the derived layer of this version."""
     import duckdb  # here, not at the top: `pipeline analyze` imports it off its critical path
-    from .inputs import not_duckdb
+
     with open(path, "rb") as f:
         what = not_duckdb(f.read(16))
     if what:

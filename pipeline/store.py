@@ -37,6 +37,7 @@ import polars as pl
 
 from . import derived, schema
 from .inputs import not_duckdb, not_regular
+from .procs import pid_alive
 
 if TYPE_CHECKING:
     import duckdb
@@ -58,16 +59,6 @@ class StoreError(Exception):
 
 
 # ----------------------------------------------------------------------- Parquet
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _stale_table_temps(out: Path) -> list[Path]:
@@ -138,8 +129,6 @@ def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
     schema: columns added since the folder was written come back as nulls (so older
     folders load beside new ones), and tables written before the ``direction`` column
     existed get ``direction = 'down'``."""
-    from .inputs import not_regular
-
     d = Path(table_dir)
     out = {}
     for n in schema.TABLES:
