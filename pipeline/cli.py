@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from . import extract, schema, store, tables
+from .assemble import problem
 from .inputs import run_pcaps
 
 EPILOG = """\
@@ -108,7 +109,7 @@ def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder
     except Exception as e:  # a defect of ours: say so, keep the other inputs
         run_id = item.stem
         reason = f"internal error while analysing it ({type(e).__name__}: {e}); please report this with the file"
-        t = tables.complete({"problems": tables.problems_table([tables.problem(run_id, str(item), "metrics", reason)])})
+        t = tables.complete({"problems": tables.problems_table([problem(run_id, str(item), "metrics", reason)])})
         return t, store.Keys(traces={(run_id, str(item))})
 
 

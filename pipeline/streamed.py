@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from . import extract, flows, inputs, metrics, mptcp, owd, seqgraph, tables
+from . import assemble, extract, flows, inputs, metrics, mptcp, owd, seqgraph
 from .spill import Digest, Spill
 from .timeorder import TimeOrder
 
@@ -196,7 +196,7 @@ PIECE_BATCHES = 16
 
 def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
             path_map: dict[str, str] | None = None, decoded: Callable[[], None] | None = None,
-            force: bool = False, paired: bool = False) -> tuple[tables.Tables, list[dict]] | None:
+            force: bool = False, paired: bool = False) -> tuple[assemble.Tables, list[dict]] | None:
     """``tables.analyze_trace`` of a capture of ``stream_from_bytes()`` or more (any size
     when ``force``d) through a spill; None when it is smaller, or must be analysed in
     memory (``InMemory``: read it again that way). Raises ``extract.ExtractError`` on a
@@ -247,12 +247,12 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
             tr = Trace(spilled, digest, frozenset(path_map or ()), order.original if order.renumbered else None)
         except InMemory:
             return None
-        problems = [tables.problem(run_id, source, "extract", n) for n in notes]
-        v, said = tables.which_vantage(tr.subflows, vantage, pcap)
-        m = measure(tr, v, Spill.until_exit(), tables.with_paths(tr.subflows, path_map or {}) if paired else None)
+        problems = [assemble.problem(run_id, source, "extract", n) for n in notes]
+        v, said = assemble.which_vantage(tr.subflows, vantage, pcap)
+        m = measure(tr, v, Spill.until_exit(), assemble.with_paths(tr.subflows, path_map or {}) if paired else None)
         _give_back()  # the native states' memory, before the tables' queries and the database's write
-        problems += [tables.problem(run_id, source, "metrics", n) for n in tr.notes + said]
-        out = tables.assemble(m, tr.subflows, run_id, source, v, path_map or {}, problems), problems
+        problems += [assemble.problem(run_id, source, "metrics", n) for n in tr.notes + said]
+        out = assemble.assemble(m, tr.subflows, run_id, source, v, path_map or {}, problems), problems
         _give_back()
         return out
     except InMemory:
@@ -293,14 +293,14 @@ def _give_back() -> None:
         pass
 
 
-def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | None = None) -> tables.Measures:
+def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | None = None) -> assemble.Measures:
     """``tables.measure`` of a spilled trace, piece by piece: the native states carry
     each metric from one piece to the next, sums and extremes add up, and the
     per-packet rows go to Arrow IPC files in ``out`` (the measures hold LazyFrames over them).
     ``paired``: the subflows with their paths, when the trace's side of the one-way
     delay matching is kept (``owd.Spilled``, in ``out``)."""
     from pcapdecode import Retransmissions
-    sending, receiving = tables.sending_receiving(vantage)
+    sending, receiving = assemble.sending_receiving(vantage)
     retransmissions = Retransmissions()
     every = _Every(tr, out)
     sent = _Sent(tr, sending, out) if sending else None
@@ -355,11 +355,11 @@ class _Every:
         rows = pl.DataFrame(self.seqrows.feed(seqgraph.native_columns(q).rechunk()))
         _write(self.out, self.files, _in_capture_frames(self.tr, seqgraph.seq_frame(q, rows, d["retx"])))
 
-    def measures(self) -> tables.Measures:
+    def measures(self) -> assemble.Measures:
         empty = self.tr.empty_packets()
         last = (pl.concat(self.last).group_by(metrics.CONN).agg(pl.col("last_data_s").max())
                 if self.last else _NO_LAST)
-        return tables.Measures(
+        return assemble.Measures(
             counts=metrics.with_loss_rate(_summed(self.counts, metrics.SUB, ["data_packets", "retransmitted_packets"])),
             share=metrics.with_traffic_share(_summed(self.share, ["stream", "conn_id", "direction"], ["payload_bytes"])),
             dl=metrics.download_time_from(last, self.tr.subflows),
@@ -413,7 +413,7 @@ class _Received:
         groups = 2 * (int(sf["conn_id"].max()) + 1) if sf.height else 0
         # every group's data from byte 1 on (``Trace`` sends a trace with data below it to memory)
         self.in_order = InOrder([1] * groups)
-        self.starts = tables.connection_starts(metrics.download_time_from(_NO_LAST, sf)).filter(
+        self.starts = assemble.connection_starts(metrics.download_time_from(_NO_LAST, sf)).filter(
             pl.col("start_s").is_not_null())
         self.delivered: list[pl.DataFrame] = []
         self.pending: pl.DataFrame | None = None  # received data packets not yet in order
