@@ -1,6 +1,8 @@
-"""meta.json read through its one declaration, ``capture/meta.schema.yaml``.
+"""meta.json, in one place: its one declaration, ``pipeline/meta.schema.yaml``; the
+writer's check (``problems``); the reader's (``check``); and the columns and rows the
+store lifts out of it (``run_columns``, ``path_rows``).
 
-The capture validates what it writes against the schema with jsonschema; a reader of
+The capture validates what it writes against the schema with jsonschema (``problems``); a reader of
 other people's (or hand-edited) run folders must instead keep what it can: each field
 that breaks the schema (a type, a range) is named and left out, the rest is used. This
 walks the schema's top-level and object properties itself — the subset the file uses
@@ -15,7 +17,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-SCHEMA_FILE = Path(__file__).resolve().parents[1] / "capture" / "meta.schema.yaml"
+SCHEMA_FILE = Path(__file__).resolve().parent / "meta.schema.yaml"
 
 _JSON = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list,
          "null": type(None)}
@@ -31,6 +33,16 @@ def schema() -> dict:
     import yaml
 
     return yaml.safe_load(SCHEMA_FILE.read_text())
+
+
+def problems(meta: dict) -> list[str]:
+    """What in ``meta`` breaks the schema (jsonschema, the writer's check: capture/experiment.py)."""
+    import jsonschema  # here, not at the top: the reader's path (``check``) does without it
+    import yaml
+
+    v = jsonschema.Draft7Validator(yaml.safe_load(SCHEMA_FILE.read_text()))
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:120]}"
+            for e in sorted(v.iter_errors(meta), key=lambda e: list(map(str, e.absolute_path)))]
 
 
 def _resolve(sub: dict) -> dict:

@@ -191,7 +191,7 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
         return bad("meta.json nests deeper than Python's JSON reader goes")
     if not isinstance(doc, dict):
         return bad(f"meta.json holds {_JSON_NAMES.get(type(doc), type(doc).__name__)}, not an object")
-    # every field through meta.json's one declaration (capture/meta.schema.yaml)
+    # every field through meta.json's one declaration (pipeline/meta.schema.yaml)
     meta, why = metadoc.check(doc)
     problems = [problem(None, src, "load", f"meta.json: {w}; left empty") for w in why]
     if "started_at" in meta:
