@@ -78,9 +78,19 @@ def _pairs(vary: str, values: tuple[str, str], names: tuple[str, str], same: str
               AND a.goodput_mbit IS NOT NULL AND b.goodput_mbit IS NOT NULL"""
 
 
+def _study(runs: set[str]) -> str:
+    """SQL: the paper or study a run belongs to: meta.json's ``study`` (runs.study), else
+    its campaign's name up to the first '-', '_' or '.' (older captures name the campaign
+    after the study, with a suffix for a variant: '<study>-seed2'); a store written before
+    runs.study existed reads the campaign's name only, until its next write adds the column."""
+    given = "nullif(r.study, '')" if "study" in runs else "NULL"
+    return f"coalesce({given}, nullif(lower(regexp_extract(coalesce(campaign, ''), '^([^-_.]+)', 1)), ''))"
+
+
 def definitions(columns: dict[str, set[str]]) -> list[Definition]:
     """Every macro and view, in dependency order, for tables with ``columns``."""
     dl = {t: _downloads(t, columns.get(t, set())) for t in DIRECTED}
+    study = _study(columns.get("runs", set()))
     return [
         Definition("size_label", "macro", """(b) AS CASE
             WHEN b IS NULL OR b <= 0 THEN NULL
@@ -116,7 +126,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
             FROM dl_connections GROUP BY run_id, trace, vantage""",
                    "Per run and trace: the connection that carried the most payload — the download "
                    "(wget) or the D-ITG data flow, not D-ITG's signalling connection."),
-        Definition("run_config", "view", """
+        Definition("run_config", "view", f"""
             WITH ps AS (SELECT run_id, CASE WHEN path = 'wifi' THEN 'wifi' ELSE 'cell' END AS side,
                                max(delay_ms) FILTER (WHERE direction = 'down') AS d_down,
                                max(delay_ms) FILTER (WHERE direction = 'up') AS d_up,
@@ -137,7 +147,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                           max(rate) FILTER (WHERE side = 'cell') AS rate_cell_mbit
                    FROM ps GROUP BY run_id),
             outs AS (SELECT run_id, sum(outages) > 0 AS has_outages FROM run_paths GROUP BY run_id),
-            c AS (SELECT r.run_id, campaign, scenario, mode,
+            c AS (SELECT r.run_id, campaign, {study} AS study, scenario, mode,
                 CASE WHEN mode LIKE 'MP%' OR mode = 'backup' THEN 'MPTCP' WHEN mode IS NULL THEN NULL
                      ELSE 'TCP' END AS transport,
                 congestion_control, primary_path, size_bytes, size_label(size_bytes) AS size_label,
@@ -156,7 +166,9 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
                         WHEN rate_wifi_mbit < rate_cell_mbit THEN 'lte' END AS faster_path
             FROM c""",
-                   "One row per run: what it was configured as (meta.json). rtt_<side>_ms = the "
+                   "One row per run: what it was configured as (meta.json). study: the paper or study "
+                   "the run belongs to (meta.json study; else its campaign's name up to the first '-', "
+                   "'_' or '.', lower-cased). rtt_<side>_ms = the "
                    "path's configured down + up one-way delay; loss_<side> = mean configured loss "
                    "probability on the data (down) direction; rate_<side>_mbit = configured rate "
                    "(null for a delivery trace); side 'wifi' is path wifi, 'cell' is path lte. "

@@ -7,8 +7,9 @@ a file of any earlier version upgrades the same way. ``SCHEMA_VERSION`` counts t
 upgrades below, newest last:
 
 1. columns added to a table since it was written (``ALTER TABLE ... ADD COLUMN``, null
-   in the rows already there; ``schema.TABLES`` adds new columns to ``runs`` before
-   ``meta_json``, and inserts name their columns, so a file's column order is free);
+   in the rows already there; the column lands last in the file, wherever
+   ``schema.TABLES`` puts it: inserts name their columns and readers select them, so
+   a file's column order is free);
 2. ``direction``: rows written before directions existed were downloads;
 3. meta.json lifted into columns and tables (``run_paths``, ``run_outages``): a store
    from before them has its runs' ``meta_json`` lifted here;

@@ -45,6 +45,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "runs": {
         "run_id": pl.Utf8,
         "campaign": pl.Utf8,
+        "study": pl.Utf8,  # the paper or study the campaign belongs to (meta.json study; null when absent)
         "scenario": pl.Utf8,
         "mode": pl.Utf8,  # SP-wifi, SP-lte, MP-2, MP-3, MP-4, backup
         "congestion_control": pl.Utf8,
