@@ -209,15 +209,10 @@ def main(argv=None) -> int:
     w.add_argument("--all", action="store_true", help="also namespaces of live runs")
     w.set_defaults(fn=cmd_sweep)
 
-    sub.add_parser("reference", help="per-campaign reference tables (data/reference) from analysed runs "
-                                     "(python -m capture reference --help)")
     sub.add_parser("calibrate", help="capture a slice of a campaign with changed link settings and judge the "
                                      "paper's conditions on it (python -m capture calibrate --help)")
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["reference"]:
-        from .reference import main as reference_main
-        return reference_main(argv[1:])
     if argv[:1] == ["calibrate"]:
         from .calibrate import main as calibrate_main
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
