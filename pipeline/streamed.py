@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from . import assemble, extract, flows, inputs, metrics, mptcp, owd, seqgraph
+from . import assemble, dsnmap, extract, flows, inputs, metrics, mptcp, owd, seqgraph
 from .spill import Digest, Spill
 from .timeorder import TimeOrder
 
@@ -102,13 +102,13 @@ class Trace:
 
     def _read_mappings(self) -> None:
         """The first sweep: every DSS mapping, numbered as it comes and handed to the
-        native state (``flows.dss_mappings`` piece by piece)."""
+        native state (``dsnmap.dss_mappings`` piece by piece)."""
         ways = {}
         for d in flows.DIRECTIONS:
             streams = self.carried.filter(pl.col("down") == (d == "down"),
                                           pl.col("stream").is_in(self._mp["stream"].implode()))["stream"]
             if streams.len():
-                no_isn, self._map_notes[d] = flows.without_isn(self._mp, streams, d)
+                no_isn, self._map_notes[d] = dsnmap.without_isn(self._mp, streams, d)
                 ways[d] = no_isn
         if not ways:
             return
@@ -120,13 +120,13 @@ class Trace:
 
         def take(q: pl.DataFrame) -> None:
             for d, no_isn in ways.items():
-                maps, mpc_maps = flows.usable_mappings(*flows.raw_mappings(q, d), self._mp, d, no_isn)
+                maps, mpc_maps = dsnmap.usable_mappings(*dsnmap.raw_mappings(q, d), self._mp, d, no_isn)
                 if maps.height == 0 and mpc_maps.height == 0:
                     continue
                 new = maps.group_by("conn_id", maintain_order=True).agg(first=pl.col("mp_dsn_raw").first().cast(pl.UInt64))
                 firsts[d] = pl.concat([firsts[d], new.join(firsts[d], on="conn_id", how="anti")])
                 try:
-                    m = flows.numbered_mappings(maps, mpc_maps, self._mp, d, firsts[d], unwraps[d])
+                    m = dsnmap.numbered_mappings(maps, mpc_maps, self._mp, d, firsts[d], unwraps[d])
                 except mptcp.LateAnchor as e:
                     raise InMemory(str(e)) from None
                 m = m.select(pl.col("stream").cast(pl.UInt32), pl.col("map_ssn").cast(pl.Int64),
@@ -155,25 +155,25 @@ class Trace:
             q = self._numbered(numbering, piece)
             found = []
             for d, (mappings, no_isn) in self._mappings.items():
-                data = q.select(flows._row(), "stream", "rel_seq", "payload_bytes", "down").filter(
-                    flows.dsn_data(self._mp, d))
+                data = q.select(dsnmap.positions(), "stream", "rel_seq", "payload_bytes", "down").filter(
+                    dsnmap.dsn_data(self._mp, d))
                 if data.height == 0:
                     continue
                 got = data.select("_row", "stream").with_columns(pl.DataFrame(mappings.feed(
                     data.select(pl.col("stream").cast(pl.UInt32), pl.col("rel_seq").cast(pl.Int64)).rechunk())))
                 unmapped[d] += got.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height
                 found.append(got.select("_row", "dsn_rel"))
-            q = q.with_columns(flows._at_rows(q.height, pl.concat(found), "dsn_rel") if found
+            q = q.with_columns(dsnmap.at_rows(q.height, pl.concat(found), "dsn_rel") if found
                                else pl.lit(None, dtype=pl.Int64).alias("dsn_rel"))
             try:
-                q = flows.map_data_ack(q, self.subflows, unwraps)
+                q = dsnmap.map_data_ack(q, self.subflows, unwraps)
             except mptcp.LateAnchor as e:
                 raise InMemory(str(e)) from None
             yield flows.trace_packets(q)
         self._mappings = {}  # (a 10M-packet trace's mappings: 160 MB)
         notes = list(self._structure_notes)
         for d in flows.DIRECTIONS:
-            notes += self._map_notes.get(d, []) + flows.unmapped_notes(unmapped[d], d)
+            notes += self._map_notes.get(d, []) + dsnmap.unmapped_notes(unmapped[d], d)
         self.notes = notes + flows.one_way_notes(self.subflows, self._carrying)
 
 

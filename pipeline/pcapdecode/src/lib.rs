@@ -7,8 +7,8 @@
 //! It also holds the pipeline's per-packet passes, each the native copy of a polars
 //! definition the tests hold it equal to: for `pipeline/metrics.py`, `in_order_times`
 //! (`ofo.rs`), `rtt_samples` (`rtt.rs`), `ack_rtt_samples` (`ackrtt.rs`) and
-//! `retransmitted` (`retx.rs`); for `pipeline/flows.py`, `relative_numbers` (`seqnum.rs`)
-//! and `map_dsn` (`dsnmap.rs`); for `pipeline/seqgraph.py`, `seq_rows` (`seqrows.rs`). All
+//! `retransmitted` (`retx.rs`); for `pipeline/flows.py`, `relative_numbers` (`seqnum.rs`);
+//! for `pipeline/dsnmap.py`, `map_dsn` (`dsnmap.rs`); for `pipeline/seqgraph.py`, `seq_rows` (`seqrows.rs`). All
 //! but the first take and return Arrow, reading a one-chunk frame's arrays in place.
 
 pub mod ackrtt;
