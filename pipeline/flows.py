@@ -134,6 +134,19 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
     ``sent`` (``stream, src, sport, sent``: each sender's payload bytes) is summed from
     ``p`` unless given: ``p`` may then be a ``spill.Digest``'s rows, not every packet.
     """
+    g = _stream_facts(p, sent)
+    g = _ends(g)
+    g = _known_clients(g, client_addrs)
+    g = _third_acks(p, g)
+    g = _mptcp_keys(p, g)
+    # addresses as text from here on: one row per subflow; the handshake's working
+    # columns (syn_*, sa_*, any_*, big_*) stay here
+    return g.select(pl.col(c).cast(t) for c, t in SUBFLOW_COLUMNS.items()).sort("first_frame")
+
+
+def _stream_facts(p: pl.DataFrame, sent: pl.DataFrame | None) -> pl.DataFrame:
+    """Per stream: its first packet's ends, first time and frame, what its SYN (``syn_*``) and
+    SYN/ACK (``sa_*``) said, and its biggest sender (``big_*``, ``n_senders``)."""
     is_syn = pl.col("syn") & ~pl.col("ackf")
     is_synack = pl.col("syn") & pl.col("ackf")
 
@@ -170,6 +183,12 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
     g = g.join(by_sender, on="stream", how="left").rename(
         {"syn_time_s": "t_syn", "sa_time_s": "t_synack", "syn_mp_recvtok": "join_token", "syn_mp_backup": "syn_backup"}
     )
+    return g
+
+
+def _ends(g: pl.DataFrame) -> pl.DataFrame:
+    """``g`` with who is server and client (handshake, else ports, else payload), the
+    MPTCP version and the subflow's kind."""
     eph_src = pl.col("any_sport").is_between(*EPHEMERAL)
     eph_dst = pl.col("any_dport").is_between(*EPHEMERAL)
     by_port = eph_src ^ eph_dst  # exactly one end looks like a client
@@ -205,6 +224,11 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
         .then(pl.lit("mpc"))
         .otherwise(pl.lit("tcp")),
     )
+    return g
+
+
+def _known_clients(g: pl.DataFrame, client_addrs: frozenset[str]) -> pl.DataFrame:
+    """``g`` with server and client swapped where the known client addresses say so."""
     # Known client addresses override the SYN rule (``reversed``: the server sent the SYN).
     rev = pl.col("server_addr").is_in(list(client_addrs)) & ~pl.col("client_addr").is_in(list(client_addrs))
     g = g.with_columns(reversed=rev if client_addrs else pl.lit(False)).with_columns(
@@ -213,6 +237,11 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
         *[pl.when(pl.col("reversed")).then(f"server_{c}").otherwise(f"client_{c}").alias(f"client_{c}")
           for c in ("addr", "port")],
     )
+    return g
+
+
+def _third_acks(p: pl.DataFrame, g: pl.DataFrame) -> pl.DataFrame:
+    """``g`` with ``t_ack3``: when the handshake's third packet was sent."""
     # The handshake's third packet: the SYN sender's first ACK after the SYN/ACK.
     # (each sender's first such ACK, then the SYN sender's: a lookup per packet and a join
     # of a few rows, not a join of every packet with the subflows)
@@ -225,7 +254,11 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
         .join(g.select("stream", src="syn_src", sport="syn_sport"), on=["stream", "src", "sport"])
         .select("stream", "t_ack3")
     )
-    g = g.join(t3, on="stream", how="left")
+    return g.join(t3, on="stream", how="left")
+
+
+def _mptcp_keys(p: pl.DataFrame, g: pl.DataFrame) -> pl.DataFrame:
+    """``g`` with both ends' MPTCP keys, the backup flag and each end's ISN."""
     # Keys from the MP_CAPABLE exchange: each side's key is the sendkey of its own
     # MP_CAPABLE packets (v0 SYN / v1 third ACK for the client, SYN/ACK for the server).
     keys = (
@@ -239,15 +272,12 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
             pl.col("mp_recvkey").filter(~pl.col("from_server")).first().alias("echoed_server_key"),
         )
     )
-    g = g.join(keys, on="stream", how="left").with_columns(
+    return g.join(keys, on="stream", how="left").with_columns(
         server_key=pl.coalesce("server_key", "echoed_server_key"),
         is_backup=pl.col("syn_backup").fill_null(0).cast(pl.Boolean),
         isn_client=pl.when(pl.col("reversed")).then("sa_seq").otherwise("syn_seq"),
         isn_server=pl.when(pl.col("reversed")).then("syn_seq").otherwise("sa_seq"),
     )
-    # addresses as text from here on: one row per subflow; the handshake's working
-    # columns (syn_*, sa_*, any_*, big_*) stay here
-    return g.select(pl.col(c).cast(t) for c, t in SUBFLOW_COLUMNS.items()).sort("first_frame")
 
 
 def senders(p: pl.DataFrame) -> pl.DataFrame:
