@@ -291,86 +291,117 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
     Each connection gets both ends' IDSNs (``server_idsn``, ``client_idsn``) where
     their keys were captured: downloads are numbered from the server's, uploads
     from the client's."""
-    notes: list[str] = []
     # only the columns read here (a capture of 100,000 connections: 200,000 rows)
     rows = sf.select("stream", "kind", "mp_version", "server_key", "client_key", "first_frame",
                      "join_token").to_dicts()
-    conn_of: dict[int, int] = {}
+    conns = _Connections()
+    # in this order: the connection ids are numbered as the steps make them
+    _capable_connections(conns, rows)
+    _joined_subflows(conns, rows)
+    _dsn_matched_subflows(conns, rows, p, sf)
+    _lone_streams(conns, rows)
+    return _with_connections(sf, conns), conns.notes
+
+
+@dataclass
+class _Connections:
+    """The connections ``assign_connections`` makes, step by step."""
+    conn_of: dict[int, int] = field(default_factory=dict)  # stream -> connection
     # token -> the connections announcing it, as (first frame, conn): two connections with
     # the same key (a broken key generator, a replayed capture) share a token
-    token_to_conn: dict[int, list[tuple[int, int]]] = {}
-    idsn: dict[str, dict[int, int | None]] = {"server": {}, "client": {}}
-    next_id = 0
+    token_to_conn: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    idsn: dict[str, dict[int, int | None]] = field(default_factory=lambda: {"server": {}, "client": {}})
+    notes: list[str] = field(default_factory=list)
+    next_id: int = 0
 
-    def new_conn() -> int:
-        nonlocal next_id
-        cid = next_id
-        next_id += 1
-        idsn["server"][cid] = idsn["client"][cid] = None
+    def new_conn(self) -> int:
+        cid = self.next_id
+        self.next_id += 1
+        self.idsn["server"][cid] = self.idsn["client"][cid] = None
         return cid
 
+
+def _capable_connections(conns: _Connections, rows: list[dict]) -> None:
+    """A connection per MP_CAPABLE subflow, with its ends' tokens and IDSNs."""
     for r in rows:
         if r["kind"] == "mpc":
-            cid = conn_of[r["stream"]] = new_conn()
+            cid = conns.conn_of[r["stream"]] = conns.new_conn()
             v = r["mp_version"] if r["mp_version"] is not None else 1
             # A join's SYN carries the token of the host it is sent to: either end.
             for end in ("server", "client"):
                 key = r[f"{end}_key"]
                 if key is not None:
-                    tok, idsn[end][cid] = mptcp.token_and_idsn(key, v)
-                    token_to_conn.setdefault(tok, []).append((r["first_frame"] or 0, cid))
+                    tok, conns.idsn[end][cid] = mptcp.token_and_idsn(key, v)
+                    conns.token_to_conn.setdefault(tok, []).append((r["first_frame"] or 0, cid))
+
+
+def _joined_subflows(conns: _Connections, rows: list[dict]) -> None:
+    """Each MP_JOIN subflow to the connection its token names (else a connection of its own)."""
     for r in rows:
         if r["kind"] == "join":
             tok = r["join_token"]
-            if tok is not None and tok in token_to_conn:
-                owners = token_to_conn[tok]
+            if tok is not None and tok in conns.token_to_conn:
+                owners = conns.token_to_conn[tok]
                 # the connection opened last before this join (all of them when the join came first)
                 before = [o for o in owners if o[0] <= (r["first_frame"] or 0)] or owners
-                conn_of[r["stream"]] = max(before)[1]
+                conns.conn_of[r["stream"]] = max(before)[1]
                 if len({c for _, c in owners}) > 1:
-                    notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} is shared by connections "
-                                 f"{', '.join(str(c) for _, c in sorted(owners))} (the same key); joined to "
-                                 f"connection {conn_of[r['stream']]}, the last opened before it")
+                    conns.notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} is shared by connections "
+                                       f"{', '.join(str(c) for _, c in sorted(owners))} (the same key); joined to "
+                                       f"connection {conns.conn_of[r['stream']]}, the last opened before it")
                 continue
-            cid = conn_of[r["stream"]] = new_conn()
+            cid = conns.conn_of[r["stream"]] = conns.new_conn()
             if tok is None:
                 # e.g. a snap length that cut the option short
-                notes.append(f"subflow {r['stream']}: MP_JOIN SYN without a readable token; "
-                             "treated as its own connection")
+                conns.notes.append(f"subflow {r['stream']}: MP_JOIN SYN without a readable token; "
+                                   "treated as its own connection")
             else:
-                token_to_conn[tok] = [(r["first_frame"] or 0, cid)]
-                notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} matches no captured "
-                             "MP_CAPABLE handshake")
+                conns.token_to_conn[tok] = [(r["first_frame"] or 0, cid)]
+                conns.notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} matches no captured "
+                                   "MP_CAPABLE handshake")
+
+
+def _dsn_matched_subflows(conns: _Connections, rows: list[dict], p: pl.DataFrame, sf: pl.DataFrame) -> None:
+    """Each handshake-less MPTCP subflow to the connection whose data sequence range it shares."""
     dss_rows = [r for r in rows if r["kind"] == "dss"]
-    if dss_rows:
-        ranges = _dsn_ranges(p, sf)
-        cluster = _dsn_clusters(ranges)
-        members: dict[tuple[bool, int], list[int]] = {}  # cluster -> its streams with a connection
-        for key, c in cluster.items():
-            if key[0] in conn_of:
-                members.setdefault(c, []).append(key[0])
-        for r in dss_rows:
-            cid = _match_by_dsn(r, ranges, conn_of, cluster, members)
-            if cid is None:
-                cid = new_conn()
-                notes.append(f"subflow {r['stream']}: MPTCP handshake not captured and no other subflow "
-                             "shares its data sequence range; treated as its own connection")
-            else:
-                notes.append(f"subflow {r['stream']}: handshake not captured; joined to connection {cid} "
-                             "by data sequence range")
-            conn_of[r["stream"]] = cid
-            for fs in (True, False):
-                c = cluster.get((r["stream"], fs))
-                if c is not None:
-                    members.setdefault(c, []).append(r["stream"])
+    if not dss_rows:
+        return
+    ranges = _dsn_ranges(p, sf)
+    cluster = _dsn_clusters(ranges)
+    members: dict[tuple[bool, int], list[int]] = {}  # cluster -> its streams with a connection
+    for key, c in cluster.items():
+        if key[0] in conns.conn_of:
+            members.setdefault(c, []).append(key[0])
+    for r in dss_rows:
+        cid = _match_by_dsn(r, ranges, conns.conn_of, cluster, members)
+        if cid is None:
+            cid = conns.new_conn()
+            conns.notes.append(f"subflow {r['stream']}: MPTCP handshake not captured and no other subflow "
+                               "shares its data sequence range; treated as its own connection")
+        else:
+            conns.notes.append(f"subflow {r['stream']}: handshake not captured; joined to connection {cid} "
+                               "by data sequence range")
+        conns.conn_of[r["stream"]] = cid
+        for fs in (True, False):
+            c = cluster.get((r["stream"], fs))
+            if c is not None:
+                members.setdefault(c, []).append(r["stream"])
+
+
+def _lone_streams(conns: _Connections, rows: list[dict]) -> None:
+    """A connection of its own for every stream still without one (plain TCP)."""
     for r in rows:
-        if r["stream"] not in conn_of:
-            conn_of[r["stream"]] = new_conn()
+        if r["stream"] not in conns.conn_of:
+            conns.conn_of[r["stream"]] = conns.new_conn()
+
+
+def _with_connections(sf: pl.DataFrame, conns: _Connections) -> pl.DataFrame:
+    """The subflows with their connection, its IDSNs and which subflow is its primary."""
     out = sf.with_columns(
-        conn_id=pl.col("stream").replace_strict(conn_of, return_dtype=pl.Int32),
+        conn_id=pl.col("stream").replace_strict(conns.conn_of, return_dtype=pl.Int32),
     )
     out = out.with_columns(
-        **{f"{end}_idsn": pl.col("conn_id").replace_strict(idsn[end], default=None, return_dtype=pl.UInt64)
+        **{f"{end}_idsn": pl.col("conn_id").replace_strict(conns.idsn[end], default=None, return_dtype=pl.UInt64)
            for end in ("server", "client")}
     )
     # The primary subflow is the one that carried MP_CAPABLE (or the first one seen).
@@ -379,7 +410,7 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
         .when(pl.col("kind").is_in(["join"])).then(False)
         .otherwise(pl.col("first_frame") == pl.col("first_frame").min().over("conn_id"))
     )
-    return out.select(pl.col(c).cast(t) for c, t in SUBFLOWS.items()), notes
+    return out.select(pl.col(c).cast(t) for c, t in SUBFLOWS.items())
 
 
 def _dsn_ranges(p: pl.DataFrame, sf: pl.DataFrame) -> dict[tuple[int, bool], tuple[int, int]]:
