@@ -98,7 +98,7 @@ def check_cc(res: dict, cc: str) -> None:
         raise RuntimeError(f"MPTCP subflows ran {sorted(got)} ({n} subflows), expected {cc} on 2")
 
 
-def main() -> int:
+def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=3, help="runs per configuration (median reported; default 3)")
     p.add_argument("--duration", type=float, default=25, help="seconds per run (default 25)")
@@ -114,7 +114,11 @@ def main() -> int:
     p.add_argument("--no-two-path", action="store_true", help="only the shared-bottleneck experiment")
     p.add_argument("--out", default=None, help="keep per-run files here (default: a temporary folder, removed)")
     p.add_argument("--json", action="store_true", help="print the summary JSON as the last line")
-    a = p.parse_args()
+    return p.parse_args()
+
+
+def main() -> int:
+    a = _args()
     logging.basicConfig(level=logging.WARNING)
     if os.geteuid() != 0:
         print("error: needs root (network namespaces, BPF)", file=sys.stderr)
