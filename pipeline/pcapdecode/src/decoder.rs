@@ -417,6 +417,41 @@ fn text(n: usize, f: impl Fn(usize, &mut String) -> bool) -> ArrayRef {
     out.finish()
 }
 
+/// A column asked for in the type the chunk holds it in (the packets table's types):
+/// the whole vector, no conversion per row; None for any other.
+fn as_held(c: &Chunk, col: &Column, dtype: &str) -> Option<ArrayRef> {
+    let n = c.len();
+    match (col.source, dtype) {
+        (Source::FrameNumber, "u32") => Some(plain::<UInt32Type>(&c.frame[..n])),
+        (Source::TimeEpoch, "f64") => Some(plain::<Float64Type>(&c.time[..n])),
+        (Source::FrameLen, "u32") => Some(plain::<UInt32Type>(&c.orig_len[..n])),
+        (Source::CapLen, "u32") => Some(plain::<UInt32Type>(&c.cap_len[..n])),
+        (Source::SrcPort, "u16") => Some(plain::<UInt16Type>(&c.sport[..n])),
+        (Source::Stream, "u32") if c.odd.is_empty() => Some(plain::<UInt32Type>(&c.stream[..n])),
+        (Source::Flags, "u16") if c.odd.is_empty() => Some(plain::<UInt16Type>(&c.flags[..n])),
+        (Source::Seq, "u32") if c.odd.is_empty() => Some(plain::<UInt32Type>(&c.seq[..n])),
+        (Source::Ack, "u32") if c.odd.is_empty() => Some(plain::<UInt32Type>(&c.ack[..n])),
+        (Source::Len, "u32") if c.odd.is_empty() => Some(optional::<UInt32Type>(&c.payload_len[..n])),
+        (Source::DstPort, "u16") => Some(plain::<UInt16Type>(&c.dport[..n])),
+        (Source::IpId, "u16") => Some(optional::<UInt16Type>(&c.ip_id[..n])),
+        (Source::Checksum, "u16") => Some(optional::<UInt16Type>(&c.checksum[..n])),
+        (Source::MpVersion, "u8") => Some(sparse::<UInt8Type, _>(n, &c.handshake, |h| h.version)),
+        (Source::MpSendkey, "u64") => Some(sparse::<UInt64Type, _>(n, &c.handshake, |h| h.sendkey)),
+        (Source::MpRecvkey, "u64") => Some(sparse::<UInt64Type, _>(n, &c.handshake, |h| h.recvkey)),
+        (Source::MpRecvtok, "u32") => Some(sparse::<UInt32Type, _>(n, &c.handshake, |h| h.recvtok)),
+        (Source::MpMapPresent, "u8") => Some(optional::<UInt8Type>(&c.mp_map_present[..n])),
+        (Source::MpDsn64, "u8") => Some(optional::<UInt8Type>(&c.mp_dsn64[..n])),
+        (Source::MpDsnRaw, "u64") => Some(optional::<UInt64Type>(&c.mp_dsn_raw[..n])),
+        (Source::MpDack64, "u8") => Some(optional::<UInt8Type>(&c.mp_dack64[..n])),
+        (Source::MpDackRaw, "u64") => Some(optional::<UInt64Type>(&c.mp_dack_raw[..n])),
+        (Source::MpSsn, "u32") => Some(optional::<UInt32Type>(&c.mp_ssn[..n])),
+        (Source::MpMapLen, "u16") => Some(optional::<UInt16Type>(&c.mp_map_len[..n])),
+        (Source::MpDataFin, "u8") => Some(optional::<UInt8Type>(&c.mp_data_fin[..n])),
+        (Source::MpBackup, "u8") => Some(sparse::<UInt8Type, _>(n, &c.handshake, |h| h.backup)),
+        _ => None,
+    }
+}
+
 /// `odd`: the chunk's per-row (bogus header, ports only) flags, made by the first
 /// masked column that needs them and shared by the others.
 fn column(c: &Chunk, col: &Column, dtype: &str, odd: &OnceCell<(Vec<bool>, Vec<bool>)>) -> ArrayRef {
@@ -427,36 +462,9 @@ fn column(c: &Chunk, col: &Column, dtype: &str, odd: &OnceCell<(Vec<bool>, Vec<b
             unsigned(n, dtype, $f)
         };
     }
-    // Values asked for in the type the chunk holds them in (the packets table's types):
-    // whole vectors, no conversion per row.
-    match (col.source, dtype) {
-        (Source::FrameNumber, "u32") => return plain::<UInt32Type>(&c.frame[..n]),
-        (Source::TimeEpoch, "f64") => return plain::<Float64Type>(&c.time[..n]),
-        (Source::FrameLen, "u32") => return plain::<UInt32Type>(&c.orig_len[..n]),
-        (Source::CapLen, "u32") => return plain::<UInt32Type>(&c.cap_len[..n]),
-        (Source::SrcPort, "u16") => return plain::<UInt16Type>(&c.sport[..n]),
-        (Source::Stream, "u32") if c.odd.is_empty() => return plain::<UInt32Type>(&c.stream[..n]),
-        (Source::Flags, "u16") if c.odd.is_empty() => return plain::<UInt16Type>(&c.flags[..n]),
-        (Source::Seq, "u32") if c.odd.is_empty() => return plain::<UInt32Type>(&c.seq[..n]),
-        (Source::Ack, "u32") if c.odd.is_empty() => return plain::<UInt32Type>(&c.ack[..n]),
-        (Source::Len, "u32") if c.odd.is_empty() => return optional::<UInt32Type>(&c.payload_len[..n]),
-        (Source::DstPort, "u16") => return plain::<UInt16Type>(&c.dport[..n]),
-        (Source::IpId, "u16") => return optional::<UInt16Type>(&c.ip_id[..n]),
-        (Source::Checksum, "u16") => return optional::<UInt16Type>(&c.checksum[..n]),
-        (Source::MpVersion, "u8") => return sparse::<UInt8Type, _>(n, &c.handshake, |h| h.version),
-        (Source::MpSendkey, "u64") => return sparse::<UInt64Type, _>(n, &c.handshake, |h| h.sendkey),
-        (Source::MpRecvkey, "u64") => return sparse::<UInt64Type, _>(n, &c.handshake, |h| h.recvkey),
-        (Source::MpRecvtok, "u32") => return sparse::<UInt32Type, _>(n, &c.handshake, |h| h.recvtok),
-        (Source::MpMapPresent, "u8") => return optional::<UInt8Type>(&c.mp_map_present[..n]),
-        (Source::MpDsn64, "u8") => return optional::<UInt8Type>(&c.mp_dsn64[..n]),
-        (Source::MpDsnRaw, "u64") => return optional::<UInt64Type>(&c.mp_dsn_raw[..n]),
-        (Source::MpDack64, "u8") => return optional::<UInt8Type>(&c.mp_dack64[..n]),
-        (Source::MpDackRaw, "u64") => return optional::<UInt64Type>(&c.mp_dack_raw[..n]),
-        (Source::MpSsn, "u32") => return optional::<UInt32Type>(&c.mp_ssn[..n]),
-        (Source::MpMapLen, "u16") => return optional::<UInt16Type>(&c.mp_map_len[..n]),
-        (Source::MpDataFin, "u8") => return optional::<UInt8Type>(&c.mp_data_fin[..n]),
-        (Source::MpBackup, "u8") => return sparse::<UInt8Type, _>(n, &c.handshake, |h| h.backup),
-        _ => {}
+    // Values asked for in the type the chunk holds them in: whole vectors (`as_held`).
+    if let Some(a) = as_held(c, col, dtype) {
+        return a;
     }
     match col.source {
         Source::FrameNumber => u!(|i| Some(c.frame[i] as u64)),
@@ -504,22 +512,7 @@ fn column(c: &Chunk, col: &Column, dtype: &str, odd: &OnceCell<(Vec<bool>, Vec<b
             let (_, ports_only) = odd.get_or_init(|| c.odd_rows());
             u!(|i| c.payload_len[i].filter(|_| !ports_only[i]).map(u64::from))
         }
-        Source::MpSubtype if col.all => text_by_key(
-            n,
-            |i| (!c.mp_subtypes[i].is_empty()).then_some(c.mp_subtypes[i]),
-            |k| k.slot(),
-            |k, out| {
-                for (i, s) in k.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    if s >= 10 {
-                        out.push('1');
-                    }
-                    out.push((b'0' + s % 10) as char); // a subtype is 4 bits
-                }
-            },
-        ),
+        Source::MpSubtype if col.all => subtypes_text(c, n),
         Source::MpSubtype => u!(|i| c.mp_subtypes[i].first().map(u64::from)),
         Source::MpVersion | Source::MpSendkey | Source::MpRecvkey | Source::MpRecvtok | Source::MpBackup => {
             let v = spread(n, &c.handshake, |h| h.get(col.source));
@@ -534,6 +527,26 @@ fn column(c: &Chunk, col: &Column, dtype: &str, odd: &OnceCell<(Vec<bool>, Vec<b
         Source::MpMapLen => u!(|i| c.mp_map_len[i].map(u64::from)),
         Source::MpDataFin => u!(|i| c.mp_data_fin[i].map(u64::from)),
     }
+}
+
+/// Every MPTCP subtype of each row, as tshark prints them ("2,3").
+fn subtypes_text(c: &Chunk, n: usize) -> ArrayRef {
+    text_by_key(
+        n,
+        |i| (!c.mp_subtypes[i].is_empty()).then_some(c.mp_subtypes[i]),
+        |k| k.slot(),
+        |k, out| {
+            for (i, s) in k.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if s >= 10 {
+                    out.push('1');
+                }
+                out.push((b'0' + s % 10) as char); // a subtype is 4 bits
+            }
+        },
+    )
 }
 
 fn v4_slot(a: &[u8; 4]) -> usize {
