@@ -27,6 +27,7 @@ class Arrow:
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         return self._df.__arrow_c_stream__(requested_schema)
 
+
 # Columns that one trace's rows share: inserted as constants when they hold one value.
 _CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
 # The two tables with a row per packet or sample: each inserted by its own DuckDB
