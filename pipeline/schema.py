@@ -3,7 +3,8 @@
 One list (``PACKET_FIELDS`` in ``fields``: tshark field -> column, type) drives both decoders (the
 native one in ``pipeline/pcapdecode`` and tshark's ``-e`` arguments), the packets
 Parquet schema and the DuckDB DDL, so adding a field is one line (plus, for a field
-the native decoder does not produce yet, its source in ``pcapdecode/src/decoder.rs``).
+the native decoder does not produce yet, its source in ``pcapdecode/src/decoder.rs`` and its
+column in ``pcapdecode/src/decoder/columns.rs``).
 Units are in column names (``_s`` seconds, ``_ms`` milliseconds, ``_bytes``).
 Times ending in ``_s`` without another qualifier are Unix epoch seconds.
 """
