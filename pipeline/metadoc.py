@@ -244,3 +244,52 @@ def path_rows(meta: dict) -> tuple[list[dict], list[dict]]:
                         "client_addr": _text(p.get("client_addr")), "profile": _text(_obj(meta, "link_profiles").get(path))})
             outages += [{"path": path, "direction": side, "down_s": _num(w[0]), "up_s": _num(w[1])} for w in windows]
     return out, outages
+
+
+# --------------------------------------------------------------- run facts
+# What a run folder's reader takes from meta.json besides the checked fields: the
+# client addresses that label the subflows, and the host-health columns.
+
+
+def path_map_from_meta(meta: dict) -> dict[str, str]:
+    """``{client address: path label}`` from meta.json's ``paths``.
+
+    Accepts ``{"wifi": "10.0.1.2"}`` or ``{"wifi": {"client_addr": "10.0.1.2"}}``.
+    """
+    out = {}
+    for label, v in (meta.get("paths") or {}).items():
+        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
+                                                      if isinstance(v, dict) else [])
+        for a in [addrs] if isinstance(addrs, str) else addrs:
+            out[a] = label
+    return out
+
+
+def valid_paths(paths: dict) -> tuple[dict, str | None]:
+    """Keep the entries of meta.json's ``paths`` that name client addresses."""
+    ok, bad = {}, []
+    for label, v in paths.items():
+        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
+                                                      if isinstance(v, dict) else None)
+        addrs = [addrs] if isinstance(addrs, str) else addrs
+        if isinstance(addrs, list) and addrs and all(isinstance(a, str) and a for a in addrs):
+            ok[label] = v
+        elif v is None or (isinstance(v, dict) and not addrs):
+            ok[label] = v  # a path without an address (e.g. not used in this run): nothing to label
+        else:
+            bad.append(label)
+    return ok, (f"entries {', '.join(map(repr, bad[:3]))} name no client address" if bad else None)
+
+
+def health_columns(meta: dict) -> dict:
+    """The runs table's host-health columns from meta.json (capture/health.py)."""
+    st, host, cpu = meta.get("stalls") or {}, meta.get("host") or {}, meta.get("run_cpu") or {}
+    return {"stalled": st.get("stalled"), "worst_late_ms": st.get("worst_late_ms"),
+            "late_packets": st.get("late_packets"), "late_intervals": st.get("late_intervals"),
+            "worst_reader_lag_ms": st.get("worst_reader_lag_ms"), "steal_pct": host.get("steal_pct"),
+            "host_busy_pct": host.get("busy_pct"), "run_cpu_s": cpu.get("cpu_s")}
+
+
+def lifted_columns() -> tuple[str, ...]:
+    """The runs columns lifted from meta.json (health and configuration)."""
+    return (*health_columns({}), *run_columns({}))

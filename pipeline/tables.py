@@ -23,20 +23,6 @@ from .spill import Spill
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 
 
-def path_map_from_meta(meta: dict) -> dict[str, str]:
-    """``{client address: path label}`` from meta.json's ``paths``.
-
-    Accepts ``{"wifi": "10.0.1.2"}`` or ``{"wifi": {"client_addr": "10.0.1.2"}}``.
-    """
-    out = {}
-    for label, v in (meta.get("paths") or {}).items():
-        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
-                                                      if isinstance(v, dict) else [])
-        for a in [addrs] if isinstance(addrs, str) else addrs:
-            out[a] = label
-    return out
-
-
 def analyze_trace(
     pcap: str | os.PathLike,
     run_id: str,
@@ -202,7 +188,7 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
                                                        "ISO 8601 time; left empty (D-ITG times cannot be dated)"))
             meta.pop("started_at")
     if "paths" in meta:
-        meta["paths"], why = _valid_paths(meta["paths"])
+        meta["paths"], why = metadoc.valid_paths(meta["paths"])
         if why:
             problems.append(problem(None, src, "load", f"meta.json: paths: {why}; those paths left unlabelled"))
     if not meta.get("run_id", "x").strip() or "/" in meta.get("run_id", ""):
@@ -212,38 +198,13 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
     return meta, problems
 
 
-def _valid_paths(paths: dict) -> tuple[dict, str | None]:
-    """Keep the entries of meta.json's ``paths`` that name client addresses."""
-    ok, bad = {}, []
-    for label, v in paths.items():
-        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
-                                                      if isinstance(v, dict) else None)
-        addrs = [addrs] if isinstance(addrs, str) else addrs
-        if isinstance(addrs, list) and addrs and all(isinstance(a, str) and a for a in addrs):
-            ok[label] = v
-        elif v is None or (isinstance(v, dict) and not addrs):
-            ok[label] = v  # a path without an address (e.g. not used in this run): nothing to label
-        else:
-            bad.append(label)
-    return ok, (f"entries {', '.join(map(repr, bad[:3]))} name no client address" if bad else None)
-
-
 def run_identity(run_dir: Path, meta: dict) -> str:
     return meta.get("run_id") or run_dir.resolve().name or str(run_dir)
 
 
-def health_columns(meta: dict) -> dict:
-    """The runs table's host-health columns from meta.json (capture/health.py)."""
-    st, host, cpu = meta.get("stalls") or {}, meta.get("host") or {}, meta.get("run_cpu") or {}
-    return {"stalled": st.get("stalled"), "worst_late_ms": st.get("worst_late_ms"),
-            "late_packets": st.get("late_packets"), "late_intervals": st.get("late_intervals"),
-            "worst_reader_lag_ms": st.get("worst_reader_lag_ms"), "steal_pct": host.get("steal_pct"),
-            "host_busy_pct": host.get("busy_pct"), "run_cpu_s": cpu.get("cpu_s")}
-
-
 def runs_row(meta: dict, run_id: str) -> pl.DataFrame:
     row = {c: meta.get(c) for c in schema.TABLES["runs"]}
-    row.update(health_columns(meta))
+    row.update(metadoc.health_columns(meta))
     row.update(metadoc.run_columns(meta))
     row["run_id"] = run_id
     row["meta_json"] = json.dumps(meta, sort_keys=True, default=str)
@@ -273,16 +234,11 @@ def meta_tables_of(runs: pl.DataFrame) -> Tables:
         t = meta_tables(meta, r["run_id"])
         lifted = t["runs"].row(0, named=True)
         t["runs"] = schema.conform("runs", pl.DataFrame([{**{k: v for k, v in r.items() if v is not None},
-                                                          **{k: lifted[k] for k in metadoc_columns()
+                                                          **{k: lifted[k] for k in metadoc.lifted_columns()
                                                              if r.get(k) is None}}],
                                                         schema=schema.TABLES["runs"]))
         parts.append(t)
     return merge(parts) if parts else {n: schema.empty(n) for n in ("runs", "run_paths", "run_outages")}
-
-
-def metadoc_columns() -> tuple[str, ...]:
-    """The runs columns lifted from meta.json (health and configuration)."""
-    return (*health_columns({}), *metadoc.run_columns({}))
 
 
 LINKEM_COLUMNS = {"direction": pl.Utf8, "packet_id": pl.Int64, "size_bytes": pl.Int64, "arrival_s": pl.Float64,
@@ -344,7 +300,7 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     run_id = run_identity(run_dir, meta)
     for pr in problems:
         pr["run_id"] = run_id
-    pm = {**path_map_from_meta(meta), **(path_map or {})}
+    pm = {**metadoc.path_map_from_meta(meta), **(path_map or {})}
     try:
         list(run_dir.iterdir())
     except OSError as e:
@@ -412,7 +368,7 @@ def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str
     run_id = meta.get("run_id") or (pcap.parent.resolve().name if in_run else pcap.stem) or str(pcap)
     for pr in problems:
         pr["run_id"] = run_id
-    t, pr = analyze_trace(pcap, run_id, vantage, {**path_map_from_meta(meta), **(path_map or {})}, decoder,
+    t, pr = analyze_trace(pcap, run_id, vantage, {**metadoc.path_map_from_meta(meta), **(path_map or {})}, decoder,
                           decoded)
     t["problems"] = problems_table(problems + pr)
     # the meta.json beside it is re-read: its earlier problems rows are replaced (by none once fixed)
