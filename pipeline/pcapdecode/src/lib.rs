@@ -10,6 +10,8 @@
 //! `retransmitted` (`retx.rs`); for `pipeline/flows.py`, `relative_numbers` (`seqnum.rs`);
 //! for `pipeline/dsnmap.py`, `map_dsn` (`dsnmap.rs`); for `pipeline/seqgraph.py`, `seq_rows` (`seqrows.rs`). All
 //! but the first take and return Arrow, reading a one-chunk frame's arrays in place.
+//! The Python side (feature "python") is `python/`: the reader and the pass functions in
+//! `python/mod.rs`, their piece-by-piece states in `python/states.rs`.
 
 pub mod ackrtt;
 pub mod capture;
