@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 
 # The native pcap decoder (pipeline/pcapdecode, Rust + pyo3), built by maturin into
 # the venv; rebuilt when its sources change.
-DECODER_SRC := $(wildcard pipeline/pcapdecode/Cargo.toml pipeline/pcapdecode/Cargo.lock pipeline/pcapdecode/pyproject.toml pipeline/pcapdecode/src/*.rs)
+DECODER_SRC := $(wildcard pipeline/pcapdecode/Cargo.toml pipeline/pcapdecode/Cargo.lock pipeline/pcapdecode/pyproject.toml pipeline/pcapdecode/src/*.rs pipeline/pcapdecode/src/python/*.rs pipeline/pcapdecode/src/decoder/*.rs)
 DECODER := $(VENV)/.pcapdecode-built
 
 $(DECODER): $(STAMP) $(DECODER_SRC)

@@ -208,13 +208,7 @@ def main(argv=None) -> int:
     w.add_argument("--all", action="store_true", help="also namespaces of live runs")
     w.set_defaults(fn=cmd_sweep)
 
-    sub.add_parser("reference", help="per-campaign reference tables (data/reference) from analysed runs "
-                                     "(python -m capture reference --help)")
-
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["reference"]:
-        from .reference import main as reference_main
-        return reference_main(argv[1:])
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if a.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s")

@@ -11,6 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pipeline.metadoc import problems as meta_problems  # meta.json's one declaration, checked as written
+
 from . import ditg_schedule, health, kernel, sockbuf, ssthresh, workloads
 from .cc import is_bpf
 from .cc.loader import Registered
@@ -21,17 +23,6 @@ from .spec import SIZED, RunSpec
 from .topology import Topology, sweep
 from .util import Interrupted, block_signals, log, unblock_signals
 
-META_SCHEMA_FILE = Path(__file__).resolve().parent / "meta.schema.yaml"
-
-
-def meta_problems(meta: dict) -> list[str]:
-    """What in ``meta`` breaks capture/meta.schema.yaml (jsonschema, the writer's check)."""
-    import jsonschema
-    import yaml
-
-    v = jsonschema.Draft7Validator(yaml.safe_load(META_SCHEMA_FILE.read_text()))
-    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:120]}"
-            for e in sorted(v.iter_errors(meta), key=lambda e: list(map(str, e.absolute_path)))]
 
 DONE = ".done"        # marker written last: a run folder with it is finished
 STARTED = ".started"  # marker written first: a folder with only this is a half run

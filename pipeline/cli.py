@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipeline {analyze,tables,load,plot,show}``."""
+"""Command line: ``python -m pipeline {analyze,tables,load,plot,show,reference}``."""
 from __future__ import annotations
 
 import argparse
@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from . import extract, schema, store, tables
+from .assemble import problem
 from .inputs import run_pcaps
 
 EPILOG = """\
@@ -108,7 +109,7 @@ def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder
     except Exception as e:  # a defect of ours: say so, keep the other inputs
         run_id = item.stem
         reason = f"internal error while analysing it ({type(e).__name__}: {e}); please report this with the file"
-        t = tables.complete({"problems": tables.problems_table([tables.problem(run_id, str(item), "metrics", reason)])})
+        t = tables.complete({"problems": tables.problems_table([problem(run_id, str(item), "metrics", reason)])})
         return t, store.Keys(traces={(run_id, str(item))})
 
 
@@ -330,10 +331,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pcap", metavar="PCAP")
     p.add_argument("frames", nargs="+", type=int, metavar="FRAME")
     p.set_defaults(func=cmd_show)
+
+    # listed here; its arguments are its own (main hands it the rest of the command line)
+    sub.add_parser("reference", help="per-campaign reference tables (data/reference) from analysed runs' table "
+                                     "folders, thinned (python -m pipeline reference --help)")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["reference"]:
+        from .reference import main as reference_main  # (imported for this command only)
+        return reference_main(argv[1:])
     a = build_parser().parse_args(argv)
     try:
         return a.func(a)

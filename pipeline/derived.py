@@ -35,6 +35,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .inputs import not_duckdb
+
 if TYPE_CHECKING:
     import duckdb
 
@@ -76,11 +78,19 @@ def _pairs(vary: str, values: tuple[str, str], names: tuple[str, str], same: str
               AND a.goodput_mbit IS NOT NULL AND b.goodput_mbit IS NOT NULL"""
 
 
-def definitions(columns: dict[str, set[str]]) -> list[Definition]:
-    """Every macro and view, in dependency order, for tables with ``columns``."""
-    dl = {t: _downloads(t, columns.get(t, set())) for t in DIRECTED}
-    return [
-        Definition("size_label", "macro", """(b) AS CASE
+def _study(runs: set[str]) -> str:
+    """SQL: the paper or study a run belongs to: meta.json's ``study`` (runs.study), else
+    its campaign's name up to the first '-', '_' or '.' (older captures name the campaign
+    after the study, with a suffix for a variant: '<study>-seed2'); a store written before
+    runs.study existed reads the campaign's name only, until its next write adds the column."""
+    given = "nullif(r.study, '')" if "study" in runs else "NULL"
+    return f"coalesce({given}, nullif(lower(regexp_extract(coalesce(campaign, ''), '^([^-_.]+)', 1)), ''))"
+
+
+# One definition per macro and view (``definitions`` lists them in dependency order):
+# constants, and functions for the few whose SQL depends on the tables' columns.
+
+_SIZE_LABEL = Definition("size_label", "macro", """(b) AS CASE
             WHEN b IS NULL OR b <= 0 THEN NULL
             WHEN b % 1000000000 = 0 THEN printf('%d GB', b // 1000000000)
             WHEN b % 1000000 = 0 THEN printf('%d MB', b // 1000000)
@@ -88,100 +98,30 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
             WHEN b % 1048576 = 0 THEN printf('%d MiB', b // 1048576)
             WHEN b % 1024 = 0 THEN printf('%d KiB', b // 1024)
             ELSE printf('%d B', b) END""",
-                   "File or flow size as the papers write it: decimal units first (the campaigns' "
-                   "'4MB' is 4,000,000 bytes, capture.campaign.SIZE_UNITS), binary units for sizes "
-                   "that are only binary (Ferlin's 32 MiB)."),
-        Definition("rel_diff", "macro", "(x, base) AS abs(x - base) / nullif(base, 0)",
-                   "Relative difference, Deng et al. §3.4: |MPTCP_LTE − MPTCP_WiFi| / MPTCP_WiFi "
-                   "(and r_network, r_cwnd of §3.5): the absolute difference over the baseline."),
-        Definition("rel_change", "macro", "(x, base) AS (x - base) / nullif(base, 0)",
-                   "Signed relative change of x against a baseline, e.g. the D-ITG study's "
-                   "'relative reduction in packet latency' with MPTCP (as −rel_change) and "
-                   "Ferlin's 'MPTCP performance relative to single-path TCP' (Fig. 4)."),
-        Definition("dl_connections", "view", dl["connections"],
-                   "Connections, download direction (server -> client data)."),
-        Definition("dl_subflows", "view", dl["subflows"],
-                   "Subflows, download direction: every per-subflow metric of Chen §3.3 for the "
-                   "server -> client data."),
-        Definition("dl_rtt_samples", "view", dl["rtt_samples"],
-                   "Karn-filtered RTT samples of download data packets (server trace, Chen §3.3)."),
-        Definition("dl_ofo_samples", "view", dl["ofo_samples"],
-                   "Out-of-order delay of every download data packet at the client (Chen §3.3)."),
-        Definition("dl_delivered_1s", "view", dl["delivered_1s"],
-                   "Download bytes received per second and subflow (receiver's trace)."),
-        Definition("main_connections", "view", """
+                         "File or flow size as the papers write it: decimal units first (the campaigns' "
+                         "'4MB' is 4,000,000 bytes, capture.campaign.SIZE_UNITS), binary units for sizes "
+                         "that are only binary (Ferlin's 32 MiB).")
+
+
+_REL_DIFF = Definition("rel_diff", "macro", "(x, base) AS abs(x - base) / nullif(base, 0)",
+                       "Relative difference, Deng et al. §3.4: |MPTCP_LTE − MPTCP_WiFi| / MPTCP_WiFi "
+                       "(and r_network, r_cwnd of §3.5): the absolute difference over the baseline.")
+
+
+_REL_CHANGE = Definition("rel_change", "macro", "(x, base) AS (x - base) / nullif(base, 0)",
+                         "Signed relative change of x against a baseline, e.g. the D-ITG study's "
+                         "'relative reduction in packet latency' with MPTCP (as −rel_change) and "
+                         "Ferlin's 'MPTCP performance relative to single-path TCP' (Fig. 4).")
+
+
+_MAIN_CONNECTIONS = Definition("main_connections", "view", """
             SELECT run_id, trace, vantage, arg_max(conn_id, coalesce(payload_bytes, 0)) AS conn_id
             FROM dl_connections GROUP BY run_id, trace, vantage""",
-                   "Per run and trace: the connection that carried the most payload — the download "
-                   "(wget) or the D-ITG data flow, not D-ITG's signalling connection."),
-        Definition("run_config", "view", """
-            WITH ps AS (SELECT run_id, CASE WHEN path = 'wifi' THEN 'wifi' ELSE 'cell' END AS side,
-                               max(delay_ms) FILTER (WHERE direction = 'down') AS d_down,
-                               max(delay_ms) FILTER (WHERE direction = 'up') AS d_up,
-                               max(loss) FILTER (WHERE direction = 'down') AS loss,
-                               max(rate_mbit) FILTER (WHERE direction = 'down') AS rate,
-                               sum(outages) AS outages
-                        FROM run_paths WHERE path IN ('wifi', 'lte') GROUP BY run_id, path),
-            pv AS (SELECT run_id,
-                          max(CASE WHEN d_down IS NOT NULL OR d_up IS NOT NULL
-                                   THEN coalesce(d_down, 0) + coalesce(d_up, 0) END)
-                              FILTER (WHERE side = 'wifi') AS rtt_wifi_ms,
-                          max(loss) FILTER (WHERE side = 'wifi') AS loss_wifi,
-                          max(rate) FILTER (WHERE side = 'wifi') AS rate_wifi_mbit,
-                          max(CASE WHEN d_down IS NOT NULL OR d_up IS NOT NULL
-                                   THEN coalesce(d_down, 0) + coalesce(d_up, 0) END)
-                              FILTER (WHERE side = 'cell') AS rtt_cell_ms,
-                          max(loss) FILTER (WHERE side = 'cell') AS loss_cell,
-                          max(rate) FILTER (WHERE side = 'cell') AS rate_cell_mbit
-                   FROM ps GROUP BY run_id),
-            outs AS (SELECT run_id, sum(outages) > 0 AS has_outages FROM run_paths GROUP BY run_id),
-            c AS (SELECT r.run_id, campaign, scenario, mode,
-                CASE WHEN mode LIKE 'MP%' OR mode = 'backup' THEN 'MPTCP' WHEN mode IS NULL THEN NULL
-                     ELSE 'TCP' END AS transport,
-                congestion_control, primary_path, size_bytes, size_label(size_bytes) AS size_label,
-                workload, CASE WHEN workload LIKE 'ditg-%' THEN substr(workload, 6) END AS app,
-                repetition, rtt_wifi_ms, loss_wifi, rate_wifi_mbit, rtt_cell_ms, loss_cell, rate_cell_mbit,
-                coalesce(buffer_bytes,
-                         TRY_CAST(nullif(regexp_extract(scenario, '(\\d+)\\s*[kK]', 1), '') AS BIGINT) * 1000
-                ) AS buffer_bytes,
-                coalesce(has_outages, FALSE) AS has_outages,
-                coalesce(stalled, FALSE) AS stalled,
-                complete, app_sent_packets, app_schedule_packets, app_schedule_sha256, app_drained,
-                campaign_seed, scale, duration_s, host, kernel_release, linkem_build,
-                unplug_path, unplug_at_s, replug_at_s
-            FROM runs r LEFT JOIN pv USING (run_id) LEFT JOIN outs USING (run_id))
-            SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
-                   CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
-                        WHEN rate_wifi_mbit < rate_cell_mbit THEN 'lte' END AS faster_path
-            FROM c""",
-                   "One row per run: what it was configured as (meta.json). rtt_<side>_ms = the "
-                   "path's configured down + up one-way delay; loss_<side> = mean configured loss "
-                   "probability on the data (down) direction; rate_<side>_mbit = configured rate "
-                   "(null for a delivery trace); side 'wifi' is path wifi, 'cell' is path lte. "
-                   "buffer_bytes: meta.json buffer_bytes, else the maximum of the applied "
-                   "net.ipv4.tcp_rmem (CS244: 'we modified the net.core.wmem_max, net.core.rmem_max, "
-                   "and net.ipv4.tcp_rmem options ... to reflect the buffer size being tested'), "
-                   "else rmem_max, the sysctl profile's buffer, or '<n>k' in the scenario name. "
-                   "symmetric_rtt: both paths configured with the same RTT (the D-ITG study §IV: 'the "
-                   "symmetrical-path tests, i.e., the tests with the same RTTs on both network paths'). "
-                   "faster_path: the path with the higher configured rate (Deng et al. §3.4 compare "
-                   "'a location where LTE has much higher throughput than WiFi' with the reverse). "
-                   "has_outages: links taken down on purpose (handover runs; on any path). stalled: the host stalled "
-                   "the emulator (linkem's stalls.stalled: a frame left more than the campaign's "
-                   "threshold late, so the path's delay was not the configured one); findings leave "
-                   "such runs out and say how many. complete: false when a D-ITG test did not generate "
-                   "its whole schedule or did not deliver every generated packet before its drain "
-                   "limit (result.complete; app_drained: result.drained) -- a transport stall, the "
-                   "protocol's own outcome (upstream MPTCP's receive-memory stall over 10/400 ms paths, "
-                   "capture/README.md), so such runs are kept and flagged, not left out. "
-                   "app_schedule_sha256, app_schedule_packets: D-ITG's replayed schedule (the same "
-                   "for TCP and MPTCP of a repetition), app_sent_packets: what ITGSend generated. host, "
-                   "kernel_release, linkem_build: the machine a run was captured on and its builds "
-                   "(meta.json builds; host also from host.hostname), compared before runs are pooled. "
-                   "unplug_path, unplug_at_s, replug_at_s: the client's interface taken away and given back "
-                   "during the run (the first event of meta.json's unplug schedule, seconds after the "
-                   "workload's start; Deng et al. §3.6.1 unplug a tethered phone mid-transfer)."),
-        Definition("run_metrics", "view", """
+                               "Per run and trace: the connection that carried the most payload — the download "
+                               "(wget) or the D-ITG data flow, not D-ITG's signalling connection.")
+
+
+_RUN_METRICS = Definition("run_metrics", "view", """
             WITH mc AS (SELECT * FROM main_connections),
             dl AS (SELECT c.run_id, c.download_time_s FROM dl_connections c
                    JOIN mc USING (run_id, trace, vantage, conn_id) WHERE c.vantage = 'client'),
@@ -226,54 +166,60 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
             FROM runs r LEFT JOIN dl USING (run_id) LEFT JOIN bytes b USING (run_id)
             LEFT JOIN loss USING (run_id) LEFT JOIN rtt USING (run_id)
             LEFT JOIN ofo USING (run_id) LEFT JOIN app USING (run_id)""",
-                   "One row per run: what it measured (its main connection, download direction).\n"
-                   "download_time_s — Chen §3.3: 'the duration from when the client sends out the "
-                   "first SYN to the server to the time it receives the last data packet' (client "
-                   "trace).\n"
-                   "goodput_mbit — file bytes ÷ download time (Raiciu et al.'s goodput; Deng et al.'s "
-                   "flow throughput).\n"
-                   "bytes_wifi, bytes_cell, cell_share_pct — Chen Fig. 3/5/10 'fraction of traffic "
-                   "carried by the cellular path': payload bytes per side ÷ all (the sender's, i.e. "
-                   "server, trace; the client's when there is no server trace).\n"
-                   "contribution — Ferlin §VI-C/Table I 'the average contribution of a subflow "
-                   "relative to the best subflow': bytes on path lte ÷ bytes on path wifi (the "
-                   "Ferlin campaign puts the paper's reference path — WLAN, or 3G in 2G+3G — on "
-                   "path wifi, so this is Table I's 3G/WLAN, 2G/WLAN, 2G/3G).\n"
-                   "loss_<side>_pct — Chen §3.3: 'the total number of retransmitted data packets "
-                   "divided by the total number of data packets sent by the server', pooled over "
-                   "the side's subflows (server trace).\n"
-                   "rtt_<side>_mean_ms — mean of the side's Karn-filtered RTT samples (Chen §3.3; Table 6 "
-                   "'flow mean').\n"
-                   "ofo_* — Chen §3.3 out-of-order delay of every data packet at the client: "
-                   "packets, packets in order on arrival (delay 0), packets waiting > 150 ms (or "
-                   "never in order), and the connection mean (Table 6 'connection mean').\n"
-                   "app_latency_ms — the D-ITG study's 'average packet latency' of a test run: mean "
-                   "of ITGRecv receive time − ITGSend send time.\n"
-                   "rcvbuf_* , sndbuf_mean_bytes — socket buffers sampled every 100 ms during the run "
-                   "(campaigns with sample_socket_buffers; meta.json socket_buffers): the client's "
-                   "receive buffer size (ss skmem rb: the auto-tuned sk_rcvbuf of the main connection's "
-                   "MPTCP-level socket, or its TCP socket), mean and largest, the receive memory in use "
-                   "(skmem r), the number of samples, and the server's mean send buffer size (skmem tb). "
-                   "Ferlin et al. §VI-B: 'the measurements returned an average buffer size of more than "
-                   "1900 KiB'."),
-        Definition("run_delivery", "view", """
+                          "One row per run: what it measured (its main connection, download direction).\n"
+                          "download_time_s — Chen §3.3: 'the duration from when the client sends out the "
+                          "first SYN to the server to the time it receives the last data packet' (client "
+                          "trace).\n"
+                          "goodput_mbit — file bytes ÷ download time (Raiciu et al.'s goodput; Deng et al.'s "
+                          "flow throughput).\n"
+                          "bytes_wifi, bytes_cell, cell_share_pct — Chen Fig. 3/5/10 'fraction of traffic "
+                          "carried by the cellular path': payload bytes per side ÷ all (the sender's, i.e. "
+                          "server, trace; the client's when there is no server trace).\n"
+                          "contribution — Ferlin §VI-C/Table I 'the average contribution of a subflow "
+                          "relative to the best subflow': bytes on path lte ÷ bytes on path wifi (the "
+                          "Ferlin campaign puts the paper's reference path — WLAN, or 3G in 2G+3G — on "
+                          "path wifi, so this is Table I's 3G/WLAN, 2G/WLAN, 2G/3G).\n"
+                          "loss_<side>_pct — Chen §3.3: 'the total number of retransmitted data packets "
+                          "divided by the total number of data packets sent by the server', pooled over "
+                          "the side's subflows (server trace).\n"
+                          "rtt_<side>_mean_ms — mean of the side's Karn-filtered RTT samples (Chen §3.3; Table 6 "
+                          "'flow mean').\n"
+                          "ofo_* — Chen §3.3 out-of-order delay of every data packet at the client: "
+                          "packets, packets in order on arrival (delay 0), packets waiting > 150 ms (or "
+                          "never in order), and the connection mean (Table 6 'connection mean').\n"
+                          "app_latency_ms — the D-ITG study's 'average packet latency' of a test run: mean "
+                          "of ITGRecv receive time − ITGSend send time.\n"
+                          "rcvbuf_* , sndbuf_mean_bytes — socket buffers sampled every 100 ms during the run "
+                          "(campaigns with sample_socket_buffers; meta.json socket_buffers): the client's "
+                          "receive buffer size (ss skmem rb: the auto-tuned sk_rcvbuf of the main connection's "
+                          "MPTCP-level socket, or its TCP socket), mean and largest, the receive memory in use "
+                          "(skmem r), the number of samples, and the server's mean send buffer size (skmem tb). "
+                          "Ferlin et al. §VI-B: 'the measurements returned an average buffer size of more than "
+                          "1900 KiB'.")
+
+
+_RUN_DELIVERY = Definition("run_delivery", "view", """
             SELECT d.run_id, d.second,
                    CASE WHEN d.path ILIKE 'wifi%' THEN 'wifi' ELSE 'cell' END AS side,
                    sum(d.payload_bytes) AS payload_bytes, d.path
             FROM dl_delivered_1s d JOIN main_connections USING (run_id, trace, conn_id)
             WHERE main_connections.vantage = 'client'
             GROUP BY ALL""",
-                   "Per run, second since the first SYN and path: the new data bytes the "
-                   "client received on the run's main connection (client trace, download "
-                   "direction), with the path's side. A window's goodput is the sum over its "
-                   "seconds ÷ its length: the throughput a receiver-side sampler (iperf's interval "
-                   "reports, bwm-ng per interface) reads. A side's bytes are the sum over its paths "
-                   "(one row per side and second in two-path runs; the cell side of a three-path "
-                   "run has a row for lte and one for eth)."),
-        Definition("run_facts", "view", """
+                           "Per run, second since the first SYN and path: the new data bytes the "
+                           "client received on the run's main connection (client trace, download "
+                           "direction), with the path's side. A window's goodput is the sum over its "
+                           "seconds ÷ its length: the throughput a receiver-side sampler (iperf's interval "
+                           "reports, bwm-ng per interface) reads. A side's bytes are the sum over its paths "
+                           "(one row per side and second in two-path runs; the cell side of a three-path "
+                           "run has a row for lte and one for eth).")
+
+
+_RUN_FACTS = Definition("run_facts", "view", """
             SELECT c.*, m.* EXCLUDE (run_id) FROM run_config c JOIN run_metrics m USING (run_id)""",
-                   "run_config and run_metrics side by side: what the claims and notebooks read."),
-        Definition("outage_delivery", "view", """
+                        "run_config and run_metrics side by side: what the claims and notebooks read.")
+
+
+_OUTAGE_DELIVERY = Definition("outage_delivery", "view", """
             WITH o AS (
                 SELECT run_id, path, [down_s, up_s] AS w FROM run_outages
                 WHERE direction = 'down' AND path IN ('wifi', 'lte', 'eth')),
@@ -295,15 +241,17 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                        SELECT 1 FROM pk WHERE pk.run_id = secs.run_id AND pk.pkt_path = secs.path
                           AND pk.arrival_s >= t0 + up_s AND pk.arrival_s < t0 + up_s + 5))::INTEGER) AS came_back
             FROM secs GROUP BY run_id, path, down_s, up_s""",
-                   "Handover runs (links taken down on purpose: run_outages, from meta.json paths.<p>.down.outages, "
-                   "seconds from the emulator's start ≈ the first SYN), per outage: the whole seconds "
-                   "inside it (the first second after the link drops left out, for the sender to notice) "
-                   "while the download was still running, how many of them delivered data to the client "
-                   "on any path, and whether the path carried data again within 5 s of coming back. "
-                   "CS244: 'we were able to show that the transition to and from different links would "
-                   "work properly'; Raiciu et al.'s video: 'As WiFi and Ethernet are turned back on, the "
-                   "total throughput resumes its previous value'."),
-        Definition("run_rtt", "view", """
+                              "Handover runs (links taken down on purpose: run_outages, from meta.json paths.<p>.down.outages, "
+                              "seconds from the emulator's start ≈ the first SYN), per outage: the whole seconds "
+                              "inside it (the first second after the link drops left out, for the sender to notice) "
+                              "while the download was still running, how many of them delivered data to the client "
+                              "on any path, and whether the path carried data again within 5 s of coming back. "
+                              "CS244: 'we were able to show that the transition to and from different links would "
+                              "work properly'; Raiciu et al.'s video: 'As WiFi and Ethernet are turned back on, the "
+                              "total throughput resumes its previous value'.")
+
+
+_RUN_RTT = Definition("run_rtt", "view", """
             SELECT s.run_id, CASE WHEN s.path ILIKE 'wifi%' THEN 'wifi' ELSE 'cell' END AS side,
                    count(*) AS rtt_n, min(s.rtt_ms) AS rtt_min_ms, avg(s.rtt_ms) AS rtt_mean_ms,
                    quantile_cont(s.rtt_ms, 0.1) AS rtt_p10_ms, quantile_cont(s.rtt_ms, 0.5) AS rtt_p50_ms,
@@ -313,26 +261,129 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
                    count(*) FILTER (WHERE s.rtt_ms >= 50 AND s.rtt_ms <= 200) AS rtt_50_200ms
             FROM dl_rtt_samples s JOIN main_connections USING (run_id, trace, conn_id)
             GROUP BY ALL""",
-                   "Per run and path side: the distribution of its Karn-filtered RTT samples (Chen §3.3; "
-                   "§5.1, Fig. 12: 'we record the RTT value of each packet if an ACK is received by the "
-                   "server for a particular packet, excluding retransmitted and timed out packets', the "
-                   "CCDF per interface): their number, minimum, mean, 10th/50th/90th percentiles, maximum, "
-                   "and how many lie below 50 ms, above 100 ms and within 50-200 ms (pooled over runs as "
-                   "Σ count ÷ Σ rtt_n: the share of a CCDF's samples)."),
-        Definition("primary_pairs", "view",
-                   _pairs("primary_path", ("lte", "wifi"), ("lte", "wifi"), same="congestion_control",
-                          extra="a.goodput_mbit / nullif(b.goodput_mbit, 0) AS ratio"),
-                   "Deng et al. §3.4: pairs of MP-2 runs that differ only in the network of the "
-                   "primary subflow (same scenario, size, congestion control, repetition); "
-                   "rel_diff_pct = |MPTCP_LTE − MPTCP_WiFi| / MPTCP_WiFi (Fig. 8, Fig. 14 "
-                   "'Network'); ratio = MPTCP_LTE / MPTCP_WiFi, the 'relative throughput ratio' of "
-                   "§3.4.2 (Fig. 11b, 12b)."),
-        Definition("cc_pairs", "view",
-                   _pairs("congestion_control", ("reno", "lia"), ("decoupled", "coupled"), same="primary_path"),
-                   "Deng et al. §3.5: pairs of MP-2 runs that differ only in congestion control, "
-                   "decoupled ('TCP Reno for each subflow', footnote 5: reno) vs coupled (LIA: lia); "
-                   "rel_diff_pct = r_cwnd = |MPTCP_decoupled − MPTCP_coupled| / MPTCP_coupled "
-                   "(Fig. 13, Fig. 14 'CC')."),
+                      "Per run and path side: the distribution of its Karn-filtered RTT samples (Chen §3.3; "
+                      "§5.1, Fig. 12: 'we record the RTT value of each packet if an ACK is received by the "
+                      "server for a particular packet, excluding retransmitted and timed out packets', the "
+                      "CCDF per interface): their number, minimum, mean, 10th/50th/90th percentiles, maximum, "
+                      "and how many lie below 50 ms, above 100 ms and within 50-200 ms (pooled over runs as "
+                      "Σ count ÷ Σ rtt_n: the share of a CCDF's samples).")
+
+
+_PRIMARY_PAIRS = Definition("primary_pairs", "view",
+                            _pairs("primary_path", ("lte", "wifi"), ("lte", "wifi"), same="congestion_control",
+                                   extra="a.goodput_mbit / nullif(b.goodput_mbit, 0) AS ratio"),
+                            "Deng et al. §3.4: pairs of MP-2 runs that differ only in the network of the "
+                            "primary subflow (same scenario, size, congestion control, repetition); "
+                            "rel_diff_pct = |MPTCP_LTE − MPTCP_WiFi| / MPTCP_WiFi (Fig. 8, Fig. 14 "
+                            "'Network'); ratio = MPTCP_LTE / MPTCP_WiFi, the 'relative throughput ratio' of "
+                            "§3.4.2 (Fig. 11b, 12b).")
+
+
+_CC_PAIRS = Definition("cc_pairs", "view",
+                       _pairs("congestion_control", ("reno", "lia"), ("decoupled", "coupled"), same="primary_path"),
+                       "Deng et al. §3.5: pairs of MP-2 runs that differ only in congestion control, "
+                       "decoupled ('TCP Reno for each subflow', footnote 5: reno) vs coupled (LIA: lia); "
+                       "rel_diff_pct = r_cwnd = |MPTCP_decoupled − MPTCP_coupled| / MPTCP_coupled "
+                       "(Fig. 13, Fig. 14 'CC').")
+
+
+def _download_views(columns: dict[str, set[str]]) -> list[Definition]:
+    """The ``dl_<table>`` views: each directed table's download rows."""
+    dl = {t: _downloads(t, columns.get(t, set())) for t in DIRECTED}
+    return [
+        Definition("dl_connections", "view", dl["connections"],
+                   "Connections, download direction (server -> client data)."),
+        Definition("dl_subflows", "view", dl["subflows"],
+                   "Subflows, download direction: every per-subflow metric of Chen §3.3 for the "
+                   "server -> client data."),
+        Definition("dl_rtt_samples", "view", dl["rtt_samples"],
+                   "Karn-filtered RTT samples of download data packets (server trace, Chen §3.3)."),
+        Definition("dl_ofo_samples", "view", dl["ofo_samples"],
+                   "Out-of-order delay of every download data packet at the client (Chen §3.3)."),
+        Definition("dl_delivered_1s", "view", dl["delivered_1s"],
+                   "Download bytes received per second and subflow (receiver's trace)."),
+    ]
+
+
+def _run_config(study: str) -> Definition:
+    """``run_config``; ``study``: the SQL of its study column (``_study``)."""
+    return Definition("run_config", "view", f"""
+            WITH ps AS (SELECT run_id, CASE WHEN path = 'wifi' THEN 'wifi' ELSE 'cell' END AS side,
+                               max(delay_ms) FILTER (WHERE direction = 'down') AS d_down,
+                               max(delay_ms) FILTER (WHERE direction = 'up') AS d_up,
+                               max(loss) FILTER (WHERE direction = 'down') AS loss,
+                               max(rate_mbit) FILTER (WHERE direction = 'down') AS rate,
+                               sum(outages) AS outages
+                        FROM run_paths WHERE path IN ('wifi', 'lte') GROUP BY run_id, path),
+            pv AS (SELECT run_id,
+                          max(CASE WHEN d_down IS NOT NULL OR d_up IS NOT NULL
+                                   THEN coalesce(d_down, 0) + coalesce(d_up, 0) END)
+                              FILTER (WHERE side = 'wifi') AS rtt_wifi_ms,
+                          max(loss) FILTER (WHERE side = 'wifi') AS loss_wifi,
+                          max(rate) FILTER (WHERE side = 'wifi') AS rate_wifi_mbit,
+                          max(CASE WHEN d_down IS NOT NULL OR d_up IS NOT NULL
+                                   THEN coalesce(d_down, 0) + coalesce(d_up, 0) END)
+                              FILTER (WHERE side = 'cell') AS rtt_cell_ms,
+                          max(loss) FILTER (WHERE side = 'cell') AS loss_cell,
+                          max(rate) FILTER (WHERE side = 'cell') AS rate_cell_mbit
+                   FROM ps GROUP BY run_id),
+            outs AS (SELECT run_id, sum(outages) > 0 AS has_outages FROM run_paths GROUP BY run_id),
+            c AS (SELECT r.run_id, campaign, {study} AS study, scenario, mode,
+                CASE WHEN mode LIKE 'MP%' OR mode = 'backup' THEN 'MPTCP' WHEN mode IS NULL THEN NULL
+                     ELSE 'TCP' END AS transport,
+                congestion_control, primary_path, size_bytes, size_label(size_bytes) AS size_label,
+                workload, CASE WHEN workload LIKE 'ditg-%' THEN substr(workload, 6) END AS app,
+                repetition, rtt_wifi_ms, loss_wifi, rate_wifi_mbit, rtt_cell_ms, loss_cell, rate_cell_mbit,
+                coalesce(buffer_bytes,
+                         TRY_CAST(nullif(regexp_extract(scenario, '(\\d+)\\s*[kK]', 1), '') AS BIGINT) * 1000
+                ) AS buffer_bytes,
+                coalesce(has_outages, FALSE) AS has_outages,
+                coalesce(stalled, FALSE) AS stalled,
+                complete, app_sent_packets, app_schedule_packets, app_schedule_sha256, app_drained,
+                campaign_seed, scale, duration_s, host, kernel_release, linkem_build,
+                unplug_path, unplug_at_s, replug_at_s
+            FROM runs r LEFT JOIN pv USING (run_id) LEFT JOIN outs USING (run_id))
+            SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
+                   CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
+                        WHEN rate_wifi_mbit < rate_cell_mbit THEN 'lte' END AS faster_path
+            FROM c""",
+                      "One row per run: what it was configured as (meta.json). study: the paper or study "
+                      "the run belongs to (meta.json study; else its campaign's name up to the first '-', "
+                      "'_' or '.', lower-cased). rtt_<side>_ms = the "
+                      "path's configured down + up one-way delay; loss_<side> = mean configured loss "
+                      "probability on the data (down) direction; rate_<side>_mbit = configured rate "
+                      "(null for a delivery trace); side 'wifi' is path wifi, 'cell' is path lte. "
+                      "buffer_bytes: meta.json buffer_bytes, else the maximum of the applied "
+                      "net.ipv4.tcp_rmem (CS244: 'we modified the net.core.wmem_max, net.core.rmem_max, "
+                      "and net.ipv4.tcp_rmem options ... to reflect the buffer size being tested'), "
+                      "else rmem_max, the sysctl profile's buffer, or '<n>k' in the scenario name. "
+                      "symmetric_rtt: both paths configured with the same RTT (the D-ITG study §IV: 'the "
+                      "symmetrical-path tests, i.e., the tests with the same RTTs on both network paths'). "
+                      "faster_path: the path with the higher configured rate (Deng et al. §3.4 compare "
+                      "'a location where LTE has much higher throughput than WiFi' with the reverse). "
+                      "has_outages: links taken down on purpose (handover runs; on any path). stalled: the host stalled "
+                      "the emulator (linkem's stalls.stalled: a frame left more than the campaign's "
+                      "threshold late, so the path's delay was not the configured one); findings leave "
+                      "such runs out and say how many. complete: false when a D-ITG test did not generate "
+                      "its whole schedule or did not deliver every generated packet before its drain "
+                      "limit (result.complete; app_drained: result.drained) -- a transport stall, the "
+                      "protocol's own outcome (upstream MPTCP's receive-memory stall over 10/400 ms paths, "
+                      "capture/README.md), so such runs are kept and flagged, not left out. "
+                      "app_schedule_sha256, app_schedule_packets: D-ITG's replayed schedule (the same "
+                      "for TCP and MPTCP of a repetition), app_sent_packets: what ITGSend generated. host, "
+                      "kernel_release, linkem_build: the machine a run was captured on and its builds "
+                      "(meta.json builds; host also from host.hostname), compared before runs are pooled. "
+                      "unplug_path, unplug_at_s, replug_at_s: the client's interface taken away and given back "
+                      "during the run (the first event of meta.json's unplug schedule, seconds after the "
+                      "workload's start; Deng et al. §3.6.1 unplug a tethered phone mid-transfer).")
+
+
+def definitions(columns: dict[str, set[str]]) -> list[Definition]:
+    """Every macro and view, in dependency order, for tables with ``columns``."""
+    return [
+        _SIZE_LABEL, _REL_DIFF, _REL_CHANGE, *_download_views(columns), _MAIN_CONNECTIONS,
+        _run_config(_study(columns.get("runs", set()))), _RUN_METRICS, _RUN_DELIVERY, _RUN_FACTS, _OUTAGE_DELIVERY,
+        _RUN_RTT, _PRIMARY_PAIRS, _CC_PAIRS
     ]
 
 
@@ -393,7 +444,7 @@ def install(con: duckdb.DuckDBPyConnection, temp: bool = False) -> None:
 def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     """Open the lab's DuckDB file read-only with the derived layer of this version."""
     import duckdb  # here, not at the top: `pipeline analyze` imports it off its critical path
-    from .inputs import not_duckdb
+
     with open(path, "rb") as f:
         what = not_duckdb(f.read(16))
     if what:

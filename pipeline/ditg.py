@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from . import schema
+from .inputs import not_regular
 
 _LINE = re.compile(
     r"Flow>\s*(\d+)\s+Seq>\s*(\d+).*?txTime>\s*(\d+):(\d+):([\d.]+)\s+rxTime>\s*(\d+):(\d+):([\d.]+)\s+Size>\s*(\d+)"
@@ -71,8 +72,6 @@ def _problem(run_id: str, source: str, reason: str) -> dict:
 
 
 def read(path: str | Path, run_id: str, day_start_s: float = 0.0) -> tuple[pl.DataFrame, list[dict]]:
-    from .inputs import not_regular
-
     what = not_regular(path)
     if what:
         return schema.empty("app_latency"), [_problem(run_id, str(path), f"is {what}, not a regular file; skipped")]

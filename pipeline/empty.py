@@ -6,7 +6,7 @@ The file is a store (pipeline/store.py): an existing one keeps its rows.
 """
 import sys
 
-from pipeline.store import StoreError, write_duckdb
+from .store import StoreError, write_duckdb
 
 
 def main(argv: list[str] | None = None) -> int:

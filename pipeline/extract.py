@@ -269,7 +269,7 @@ def parse_fields(raw: bytes) -> pl.DataFrame:
     )
     exprs = []
     for f in PACKET_FIELDS:
-        col = pl.col(f.column)
+        col, dtype = pl.col(f.column), PACKETS[f.column]
         if f.occurrence == "all":
             exprs.append(col)
             continue
@@ -284,11 +284,11 @@ def parse_fields(raw: bytes) -> pl.DataFrame:
         else:
             first = col.str.split_exact(",", 0).struct.field("field_0")
         if f.hex:
-            exprs.append(first.str.strip_prefix("0x").str.to_integer(base=16, strict=False).cast(f.dtype).alias(f.column))
-        elif f.dtype == pl.Utf8:
+            exprs.append(first.str.strip_prefix("0x").str.to_integer(base=16, strict=False).cast(dtype).alias(f.column))
+        elif dtype == pl.Utf8:
             exprs.append(first.alias(f.column))
         else:
-            exprs.append(first.cast(f.dtype, strict=False).alias(f.column))
+            exprs.append(first.cast(dtype, strict=False).alias(f.column))
     return _dss_values(df, df.select(exprs))
 
 
@@ -301,7 +301,7 @@ def _dss_values(raw: pl.DataFrame, out: pl.DataFrame) -> pl.DataFrame:
     at = fails.arg_true()
     for f in (f for f in PACKET_FIELDS if f.occurrence == "dss"):
         rows = raw.filter(fails).select("mp_subtypes", f.column, "mp_map_present").iter_rows()
-        picked = pl.Series([_dss_value(*r) for r in rows], dtype=pl.Utf8).cast(f.dtype, strict=False)
+        picked = pl.Series([_dss_value(*r) for r in rows], dtype=pl.Utf8).cast(PACKETS[f.column], strict=False)
         out = out.with_columns(out[f.column].scatter(at, picked))
     return out
 

@@ -22,12 +22,7 @@ class Field:
     # DSS option's (tshark shows MP_FAIL's sequence number in the same field).
     occurrence: str = "first"
     hex: bool = False  # tshark prints it in hex (0x...)
-
-    @property
-    def dtype(self):
-        """The column's polars type."""
-        from .schema import NATIVE_DTYPES
-        return NATIVE_DTYPES[self.native_type]
+    # (its polars type is ``schema.PACKETS[column]``: polars is not imported here)
 
 
 # The packets table (one row per TCP frame, in file order). Keys and tokens stay unsigned.

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from . import mptcp
+from .dsnmap import looked_up, map_data_ack, map_dsn
 
 SYN, ACK, FIN, RST = 0x02, 0x10, 0x01, 0x04
 EPHEMERAL = (32768, 60999)  # Linux's default ip_local_port_range
@@ -70,7 +71,7 @@ SUBFLOWS: dict[str, pl.DataType] = {
 # rel_seq counts from (its ISN, else its first sequence number - 1), so that
 # (base + rel_seq) mod 2^32 finds a packet in the other end's trace (``owd``).
 SEQ_BASES: dict[str, pl.DataType] = {"seq_base_server": pl.Int64, "seq_base_client": pl.Int64}
-# What map_dsn reads of the decoder's columns, besides TRACE_PACKETS.
+# What dsnmap.map_dsn reads of the decoder's columns, besides TRACE_PACKETS.
 _MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_dsn_raw", "mp_dack64", "mp_dack_raw")
 
 
@@ -133,6 +134,19 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
     ``sent`` (``stream, src, sport, sent``: each sender's payload bytes) is summed from
     ``p`` unless given: ``p`` may then be a ``spill.Digest``'s rows, not every packet.
     """
+    g = _stream_facts(p, sent)
+    g = _ends(g)
+    g = _known_clients(g, client_addrs)
+    g = _third_acks(p, g)
+    g = _mptcp_keys(p, g)
+    # addresses as text from here on: one row per subflow; the handshake's working
+    # columns (syn_*, sa_*, any_*, big_*) stay here
+    return g.select(pl.col(c).cast(t) for c, t in SUBFLOW_COLUMNS.items()).sort("first_frame")
+
+
+def _stream_facts(p: pl.DataFrame, sent: pl.DataFrame | None) -> pl.DataFrame:
+    """Per stream: its first packet's ends, first time and frame, what its SYN (``syn_*``) and
+    SYN/ACK (``sa_*``) said, and its biggest sender (``big_*``, ``n_senders``)."""
     is_syn = pl.col("syn") & ~pl.col("ackf")
     is_synack = pl.col("syn") & pl.col("ackf")
 
@@ -169,6 +183,12 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
     g = g.join(by_sender, on="stream", how="left").rename(
         {"syn_time_s": "t_syn", "sa_time_s": "t_synack", "syn_mp_recvtok": "join_token", "syn_mp_backup": "syn_backup"}
     )
+    return g
+
+
+def _ends(g: pl.DataFrame) -> pl.DataFrame:
+    """``g`` with who is server and client (handshake, else ports, else payload), the
+    MPTCP version and the subflow's kind."""
     eph_src = pl.col("any_sport").is_between(*EPHEMERAL)
     eph_dst = pl.col("any_dport").is_between(*EPHEMERAL)
     by_port = eph_src ^ eph_dst  # exactly one end looks like a client
@@ -204,6 +224,11 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
         .then(pl.lit("mpc"))
         .otherwise(pl.lit("tcp")),
     )
+    return g
+
+
+def _known_clients(g: pl.DataFrame, client_addrs: frozenset[str]) -> pl.DataFrame:
+    """``g`` with server and client swapped where the known client addresses say so."""
     # Known client addresses override the SYN rule (``reversed``: the server sent the SYN).
     rev = pl.col("server_addr").is_in(list(client_addrs)) & ~pl.col("client_addr").is_in(list(client_addrs))
     g = g.with_columns(reversed=rev if client_addrs else pl.lit(False)).with_columns(
@@ -212,6 +237,11 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
         *[pl.when(pl.col("reversed")).then(f"server_{c}").otherwise(f"client_{c}").alias(f"client_{c}")
           for c in ("addr", "port")],
     )
+    return g
+
+
+def _third_acks(p: pl.DataFrame, g: pl.DataFrame) -> pl.DataFrame:
+    """``g`` with ``t_ack3``: when the handshake's third packet was sent."""
     # The handshake's third packet: the SYN sender's first ACK after the SYN/ACK.
     # (each sender's first such ACK, then the SYN sender's: a lookup per packet and a join
     # of a few rows, not a join of every packet with the subflows)
@@ -224,7 +254,11 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
         .join(g.select("stream", src="syn_src", sport="syn_sport"), on=["stream", "src", "sport"])
         .select("stream", "t_ack3")
     )
-    g = g.join(t3, on="stream", how="left")
+    return g.join(t3, on="stream", how="left")
+
+
+def _mptcp_keys(p: pl.DataFrame, g: pl.DataFrame) -> pl.DataFrame:
+    """``g`` with both ends' MPTCP keys, the backup flag and each end's ISN."""
     # Keys from the MP_CAPABLE exchange: each side's key is the sendkey of its own
     # MP_CAPABLE packets (v0 SYN / v1 third ACK for the client, SYN/ACK for the server).
     keys = (
@@ -238,15 +272,12 @@ def find_subflows(p: pl.DataFrame, client_addrs: frozenset[str] = frozenset(),
             pl.col("mp_recvkey").filter(~pl.col("from_server")).first().alias("echoed_server_key"),
         )
     )
-    g = g.join(keys, on="stream", how="left").with_columns(
+    return g.join(keys, on="stream", how="left").with_columns(
         server_key=pl.coalesce("server_key", "echoed_server_key"),
         is_backup=pl.col("syn_backup").fill_null(0).cast(pl.Boolean),
         isn_client=pl.when(pl.col("reversed")).then("sa_seq").otherwise("syn_seq"),
         isn_server=pl.when(pl.col("reversed")).then("syn_seq").otherwise("sa_seq"),
     )
-    # addresses as text from here on: one row per subflow; the handshake's working
-    # columns (syn_*, sa_*, any_*, big_*) stay here
-    return g.select(pl.col(c).cast(t) for c, t in SUBFLOW_COLUMNS.items()).sort("first_frame")
 
 
 def senders(p: pl.DataFrame) -> pl.DataFrame:
@@ -260,86 +291,117 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
     Each connection gets both ends' IDSNs (``server_idsn``, ``client_idsn``) where
     their keys were captured: downloads are numbered from the server's, uploads
     from the client's."""
-    notes: list[str] = []
     # only the columns read here (a capture of 100,000 connections: 200,000 rows)
     rows = sf.select("stream", "kind", "mp_version", "server_key", "client_key", "first_frame",
                      "join_token").to_dicts()
-    conn_of: dict[int, int] = {}
+    conns = _Connections()
+    # in this order: the connection ids are numbered as the steps make them
+    _capable_connections(conns, rows)
+    _joined_subflows(conns, rows)
+    _dsn_matched_subflows(conns, rows, p, sf)
+    _lone_streams(conns, rows)
+    return _with_connections(sf, conns), conns.notes
+
+
+@dataclass
+class _Connections:
+    """The connections ``assign_connections`` makes, step by step."""
+    conn_of: dict[int, int] = field(default_factory=dict)  # stream -> connection
     # token -> the connections announcing it, as (first frame, conn): two connections with
     # the same key (a broken key generator, a replayed capture) share a token
-    token_to_conn: dict[int, list[tuple[int, int]]] = {}
-    idsn: dict[str, dict[int, int | None]] = {"server": {}, "client": {}}
-    next_id = 0
+    token_to_conn: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    idsn: dict[str, dict[int, int | None]] = field(default_factory=lambda: {"server": {}, "client": {}})
+    notes: list[str] = field(default_factory=list)
+    next_id: int = 0
 
-    def new_conn() -> int:
-        nonlocal next_id
-        cid = next_id
-        next_id += 1
-        idsn["server"][cid] = idsn["client"][cid] = None
+    def new_conn(self) -> int:
+        cid = self.next_id
+        self.next_id += 1
+        self.idsn["server"][cid] = self.idsn["client"][cid] = None
         return cid
 
+
+def _capable_connections(conns: _Connections, rows: list[dict]) -> None:
+    """A connection per MP_CAPABLE subflow, with its ends' tokens and IDSNs."""
     for r in rows:
         if r["kind"] == "mpc":
-            cid = conn_of[r["stream"]] = new_conn()
+            cid = conns.conn_of[r["stream"]] = conns.new_conn()
             v = r["mp_version"] if r["mp_version"] is not None else 1
             # A join's SYN carries the token of the host it is sent to: either end.
             for end in ("server", "client"):
                 key = r[f"{end}_key"]
                 if key is not None:
-                    tok, idsn[end][cid] = mptcp.token_and_idsn(key, v)
-                    token_to_conn.setdefault(tok, []).append((r["first_frame"] or 0, cid))
+                    tok, conns.idsn[end][cid] = mptcp.token_and_idsn(key, v)
+                    conns.token_to_conn.setdefault(tok, []).append((r["first_frame"] or 0, cid))
+
+
+def _joined_subflows(conns: _Connections, rows: list[dict]) -> None:
+    """Each MP_JOIN subflow to the connection its token names (else a connection of its own)."""
     for r in rows:
         if r["kind"] == "join":
             tok = r["join_token"]
-            if tok is not None and tok in token_to_conn:
-                owners = token_to_conn[tok]
+            if tok is not None and tok in conns.token_to_conn:
+                owners = conns.token_to_conn[tok]
                 # the connection opened last before this join (all of them when the join came first)
                 before = [o for o in owners if o[0] <= (r["first_frame"] or 0)] or owners
-                conn_of[r["stream"]] = max(before)[1]
+                conns.conn_of[r["stream"]] = max(before)[1]
                 if len({c for _, c in owners}) > 1:
-                    notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} is shared by connections "
-                                 f"{', '.join(str(c) for _, c in sorted(owners))} (the same key); joined to "
-                                 f"connection {conn_of[r['stream']]}, the last opened before it")
+                    conns.notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} is shared by connections "
+                                       f"{', '.join(str(c) for _, c in sorted(owners))} (the same key); joined to "
+                                       f"connection {conns.conn_of[r['stream']]}, the last opened before it")
                 continue
-            cid = conn_of[r["stream"]] = new_conn()
+            cid = conns.conn_of[r["stream"]] = conns.new_conn()
             if tok is None:
                 # e.g. a snap length that cut the option short
-                notes.append(f"subflow {r['stream']}: MP_JOIN SYN without a readable token; "
-                             "treated as its own connection")
+                conns.notes.append(f"subflow {r['stream']}: MP_JOIN SYN without a readable token; "
+                                   "treated as its own connection")
             else:
-                token_to_conn[tok] = [(r["first_frame"] or 0, cid)]
-                notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} matches no captured "
-                             "MP_CAPABLE handshake")
+                conns.token_to_conn[tok] = [(r["first_frame"] or 0, cid)]
+                conns.notes.append(f"subflow {r['stream']}: MP_JOIN token {tok:#010x} matches no captured "
+                                   "MP_CAPABLE handshake")
+
+
+def _dsn_matched_subflows(conns: _Connections, rows: list[dict], p: pl.DataFrame, sf: pl.DataFrame) -> None:
+    """Each handshake-less MPTCP subflow to the connection whose data sequence range it shares."""
     dss_rows = [r for r in rows if r["kind"] == "dss"]
-    if dss_rows:
-        ranges = _dsn_ranges(p, sf)
-        cluster = _dsn_clusters(ranges)
-        members: dict[tuple[bool, int], list[int]] = {}  # cluster -> its streams with a connection
-        for key, c in cluster.items():
-            if key[0] in conn_of:
-                members.setdefault(c, []).append(key[0])
-        for r in dss_rows:
-            cid = _match_by_dsn(r, ranges, conn_of, cluster, members)
-            if cid is None:
-                cid = new_conn()
-                notes.append(f"subflow {r['stream']}: MPTCP handshake not captured and no other subflow "
-                             "shares its data sequence range; treated as its own connection")
-            else:
-                notes.append(f"subflow {r['stream']}: handshake not captured; joined to connection {cid} "
-                             "by data sequence range")
-            conn_of[r["stream"]] = cid
-            for fs in (True, False):
-                c = cluster.get((r["stream"], fs))
-                if c is not None:
-                    members.setdefault(c, []).append(r["stream"])
+    if not dss_rows:
+        return
+    ranges = _dsn_ranges(p, sf)
+    cluster = _dsn_clusters(ranges)
+    members: dict[tuple[bool, int], list[int]] = {}  # cluster -> its streams with a connection
+    for key, c in cluster.items():
+        if key[0] in conns.conn_of:
+            members.setdefault(c, []).append(key[0])
+    for r in dss_rows:
+        cid = _match_by_dsn(r, ranges, conns.conn_of, cluster, members)
+        if cid is None:
+            cid = conns.new_conn()
+            conns.notes.append(f"subflow {r['stream']}: MPTCP handshake not captured and no other subflow "
+                               "shares its data sequence range; treated as its own connection")
+        else:
+            conns.notes.append(f"subflow {r['stream']}: handshake not captured; joined to connection {cid} "
+                               "by data sequence range")
+        conns.conn_of[r["stream"]] = cid
+        for fs in (True, False):
+            c = cluster.get((r["stream"], fs))
+            if c is not None:
+                members.setdefault(c, []).append(r["stream"])
+
+
+def _lone_streams(conns: _Connections, rows: list[dict]) -> None:
+    """A connection of its own for every stream still without one (plain TCP)."""
     for r in rows:
-        if r["stream"] not in conn_of:
-            conn_of[r["stream"]] = new_conn()
+        if r["stream"] not in conns.conn_of:
+            conns.conn_of[r["stream"]] = conns.new_conn()
+
+
+def _with_connections(sf: pl.DataFrame, conns: _Connections) -> pl.DataFrame:
+    """The subflows with their connection, its IDSNs and which subflow is its primary."""
     out = sf.with_columns(
-        conn_id=pl.col("stream").replace_strict(conn_of, return_dtype=pl.Int32),
+        conn_id=pl.col("stream").replace_strict(conns.conn_of, return_dtype=pl.Int32),
     )
     out = out.with_columns(
-        **{f"{end}_idsn": pl.col("conn_id").replace_strict(idsn[end], default=None, return_dtype=pl.UInt64)
+        **{f"{end}_idsn": pl.col("conn_id").replace_strict(conns.idsn[end], default=None, return_dtype=pl.UInt64)
            for end in ("server", "client")}
     )
     # The primary subflow is the one that carried MP_CAPABLE (or the first one seen).
@@ -348,7 +410,7 @@ def assign_connections(sf: pl.DataFrame, p: pl.DataFrame) -> tuple[pl.DataFrame,
         .when(pl.col("kind").is_in(["join"])).then(False)
         .otherwise(pl.col("first_frame") == pl.col("first_frame").min().over("conn_id"))
     )
-    return out.select(pl.col(c).cast(t) for c, t in SUBFLOWS.items()), notes
+    return out.select(pl.col(c).cast(t) for c, t in SUBFLOWS.items())
 
 
 def _dsn_ranges(p: pl.DataFrame, sf: pl.DataFrame) -> dict[tuple[int, bool], tuple[int, int]]:
@@ -426,22 +488,10 @@ def with_direction(p: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     looked up per stream in ``sf``."""
     lut = sf.select("stream", "conn_id", "server_port", pl.col("server_addr").cast(pl.Categorical))
     return p.with_columns(
-        conn_id=_looked_up("stream", lut["stream"], lut["conn_id"]),
-        down=(pl.col("src") == _looked_up("stream", lut["stream"], lut["server_addr"]))
-        & (pl.col("sport") == _looked_up("stream", lut["stream"], lut["server_port"])),
+        conn_id=looked_up("stream", lut["stream"], lut["conn_id"]),
+        down=(pl.col("src") == looked_up("stream", lut["stream"], lut["server_addr"]))
+        & (pl.col("sport") == looked_up("stream", lut["stream"], lut["server_port"])),
     )
-
-
-def _looked_up(key: str, keys: pl.Series, values: pl.Series) -> pl.Expr:
-    """``values`` at each row's ``key`` (among ``keys``: small non-negative integers, as
-    the decoder's streams and the connections are numbered), null for any other: a
-    gather from a table indexed by key (a hash lookup per packet took three times as long)."""
-    if keys.len() == 0:
-        return pl.lit(None, values.dtype)
-    size = int(keys.max()) + 1
-    table = pl.repeat(None, size, dtype=values.dtype, eager=True).scatter(keys, values)
-    k = pl.col(key)
-    return pl.when(k.is_between(0, size - 1)).then(pl.lit(table).gather(k.clip(0, size - 1)))
 
 
 def seq_bases_of(bases: pl.DataFrame) -> pl.DataFrame:
@@ -515,223 +565,6 @@ def _unwrap_expr(c: pl.Expr) -> pl.Expr:
     d = c.forward_fill().diff().fill_null(0)
     wraps = (d < -(1 << 31)).cast(pl.Int64).cum_sum() - (d > (1 << 31)).cast(pl.Int64).cum_sum()
     return c + wraps * (1 << 32)
-
-
-def map_dsn(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """Give every data packet the data sequence number of its first byte, in each
-    direction: downloads relative to the server's IDSN, uploads to the client's.
-
-    DSS mappings (DSN, subflow sequence number relative to the ISN, length) may cover
-    several segments; a packet's DSN is the mapping's DSN plus its offset into the
-    mapping. Needs the sender's ISN (its SYN or SYN/ACK): without it, the subflow's
-    packets in that direction get no DSN and a note says so.
-    """
-    notes: list[str] = []
-    p = p.with_columns(dsn_rel=pl.lit(None, dtype=pl.Int64))
-    mp = sf.filter(pl.col("kind") != "tcp")
-    if mp.height == 0:
-        return p, notes
-    parts = []
-    for direction in DIRECTIONS:
-        got, more = _map_dsn_one_way(p, mp, direction)
-        parts.append(got)
-        notes += more
-    dsn = pl.concat(parts)
-    if dsn.height:
-        p = p.with_columns(_at_rows(p.height, dsn, "dsn_rel"))
-    return p, notes
-
-
-def _at_rows(n: int, got: pl.DataFrame, name: str) -> pl.Series:
-    """Column ``name`` of ``got`` placed at its rows (``_row``) of a frame of ``n`` rows,
-    null elsewhere: the rows come from the packets' positions, carried through the
-    filters, so no frame number is looked up again."""
-    out = pl.repeat(None, n, dtype=got.schema[name], eager=True).alias(name)
-    return out.scatter(got["_row"], got[name])
-
-
-def _row() -> pl.Expr:
-    """Each packet's position in the trace's frame (``_at_rows`` puts values back there)."""
-    return pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row")
-
-
-def _map_dsn_one_way(p: pl.DataFrame, mp: pl.DataFrame, direction: str) -> tuple[pl.DataFrame, list[str]]:
-    """``_row, dsn_rel`` of the data packets of one direction on MPTCP subflows."""
-    empty = pl.DataFrame(schema={"_row": pl.UInt32, "dsn_rel": pl.Int64})
-    data = p.select(_row(), "stream", "rel_seq", "down", "payload_bytes").filter(dsn_data(mp, direction))
-    if data.height == 0:
-        return empty, []
-    no_isn, notes = without_isn(mp, data["stream"], direction)
-    maps = dss_mappings(*raw_mappings(p, direction), mp, direction, no_isn)
-    if maps is None:
-        return empty, notes
-    d = data.select("_row", "stream", "rel_seq")
-    del data
-    got = _dsn_of_mappings_native(d, maps)
-    j = d.with_columns(got) if got is not None else _dsn_of_mappings(d, maps)
-    notes += unmapped_notes(j.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height, direction)
-    return j.select("_row", "dsn_rel"), notes
-
-
-def _this_way(direction: str) -> pl.Expr:
-    return pl.col("down").fill_null(False) == (direction == "down")  # a null is "up", as in ``direction``
-
-
-def _sender_of(direction: str) -> str:
-    return "server" if direction == "down" else "client"
-
-
-def dsn_data(mp: pl.DataFrame, direction: str) -> pl.Expr:
-    """The packets that get a DSN one way: data on the MPTCP subflows ``mp``."""
-    return _this_way(direction) & (pl.col("payload_bytes") > 0) & pl.col("stream").is_in(mp["stream"].implode())
-
-
-def without_isn(mp: pl.DataFrame, carrying: pl.Series, direction: str) -> tuple[list[int], list[str]]:
-    """The subflows of ``mp`` carrying data one way (``carrying``: their streams) whose
-    sender's ISN was not captured, and a note for each: their DSNs cannot be inferred.
-    A subflow that carries no data this way (e.g. a join the server reset because the
-    transfer had ended) needs no DSNs and is not a problem."""
-    sender = _sender_of(direction)
-    no_isn = mp.filter(pl.col(f"isn_{sender}").is_null(), pl.col("stream").is_in(carrying.unique().implode()))
-    notes = []
-    for r in no_isn.iter_rows(named=True):
-        # the sender's ISN rides on the SYN when it opened the subflow, else on the SYN/ACK
-        opened = (sender == "server") == bool(r["reversed"])
-        what = "SYN" if opened else "SYN/ACK"
-        notes.append(f"subflow {r['stream']}: {what} not captured, so its "
-                     f"{'' if direction == 'down' else 'upload '}data sequence numbers cannot be inferred")
-    return no_isn["stream"].to_list(), notes
-
-
-def unmapped_notes(n: int, direction: str) -> list[str]:
-    return [f"{n} {_sender_of(direction)} data packets are covered by no captured DSS mapping"] if n else []
-
-
-def raw_mappings(p: pl.DataFrame, direction: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The DSS mappings one way as the packets carry them (``dss_mappings`` reads them):
-    row by row, so a trace read in pieces gives the pieces' mappings one after another."""
-    this_way = _this_way(direction)
-    maps = p.lazy().filter(
-        this_way, pl.col("mp_map_present") == 1, pl.col("mp_map_len") > 0, pl.col("mp_ssn").is_not_null(),
-    ).select("stream", "conn_id", "mp_dsn_raw", "mp_dsn64", "mp_map_len",
-             # The DSS's subflow sequence number is 32-bit: past 4 GB it wraps, and a mapping
-             # of the first 4 GB would cover a later packet. It is taken into the unwrapped
-             # numbering of the packet that carries it (the two lie within 2^31 of each other).
-             mp_ssn=pl.col("rel_seq") + ((pl.col("mp_ssn").cast(pl.Int64) - pl.col("rel_seq") + (1 << 31))
-                                         % (1 << 32) - (1 << 31))).collect()
-    # RFC 8684: the initiator's first data may ride on the third ACK's MP_CAPABLE, whose
-    # data-level length maps the subflow's first bytes to the first data byte (IDSN + 1).
-    mpc_maps = p.filter(
-        this_way, pl.col("mpc"), pl.col("mp_map_len") > 0, pl.col("payload_bytes") > 0,
-        pl.col("mp_map_present").fill_null(0) == 0).select("stream", "mp_map_len")
-    return maps, mpc_maps
-
-
-def dss_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame, direction: str,
-                 no_isn: list[int]) -> pl.DataFrame | None:
-    """``stream, map_ssn, mp_map_len, map_dsn`` of one direction's mappings (``raw_mappings``,
-    in frame order) on the subflows ``mp`` whose sender's ISN is known, with DSNs relative
-    to the sender's IDSN; None when there are none."""
-    maps, mpc_maps = usable_mappings(maps, mpc_maps, mp, direction, no_isn)
-    if maps.height == 0 and mpc_maps.height == 0:
-        return None
-    return numbered_mappings(maps, mpc_maps, mp, direction)
-
-
-def usable_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame, direction: str,
-                    no_isn: list[int]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The mappings ``dss_mappings`` numbers: on the subflows ``mp`` whose sender's ISN is
-    known (row by row: a trace's pieces' one after another)."""
-    sender = _sender_of(direction)
-    on_mp = pl.col("stream").is_in(mp["stream"].implode()) & ~pl.col("stream").is_in(no_isn)
-    return maps.filter(on_mp), mpc_maps.filter(on_mp).join(mp.select("stream", f"{sender}_idsn"), on="stream").filter(
-        pl.col(f"{sender}_idsn").is_not_null()).select(
-        "stream", pl.lit(1, pl.Int64).alias("map_ssn"), "mp_map_len", pl.lit(1, pl.Int64).alias("map_dsn"))
-
-
-def numbered_mappings(maps: pl.DataFrame, mpc_maps: pl.DataFrame, mp: pl.DataFrame, direction: str,
-                      firsts: pl.DataFrame | None = None, unwrap: mptcp.Unwrap | None = None) -> pl.DataFrame:
-    """``dss_mappings`` of ``usable_mappings``. A connection whose sender's key was not
-    captured is numbered from its first mapping: the first of ``maps``, else of
-    ``firsts`` (``conn_id, first``: the raw DSN of each connection's first mapping, for
-    a trace read in pieces, whose 32-bit DSNs ``unwrap`` carries from piece to piece)."""
-    sender = _sender_of(direction)
-    # DSNs relative to the sender's IDSN (first data byte = 1), per connection (without
-    # its key: from the connection's first mapping).
-    idsn = mp.select("conn_id", _ref=pl.col(f"{sender}_idsn")).unique("conn_id")
-    first = (pl.col("mp_dsn_raw").cast(pl.UInt64).first().over("conn_id") if firsts is None else
-             pl.col("conn_id").replace_strict(firsts["conn_id"], firsts["first"].cast(pl.UInt64), default=None))
-    maps = maps.join(idsn, on="conn_id", how="left", maintain_order="left").with_columns(
-        _ref=pl.coalesce("_ref", first - pl.lit(1, pl.UInt64)))
-    rel = (unwrap.feed if unwrap else mptcp.relative_dsn_by)(
-        maps.with_columns(pl.col("mp_dsn64").fill_null(1)), "mp_dsn_raw", "mp_dsn64", "_ref", "conn_id")
-    # of the mappings starting at one SSN, the longest (_dsn_of_mappings)
-    return pl.concat([mpc_maps, maps.select("stream", pl.col("mp_ssn").cast(pl.Int64).alias("map_ssn"),
-                                            "mp_map_len", rel.alias("map_dsn"))])
-
-
-def _dsn_of_mappings(d: pl.DataFrame, maps: pl.DataFrame) -> pl.DataFrame:
-    """``d`` (data packets: ``stream, rel_seq``) with ``dsn_rel`` from ``maps`` (``stream,
-    map_ssn, mp_map_len, map_dsn``): the definition, as polars' sorts and as-of join. Of
-    the mappings starting at one SSN the join takes the last, so the longest (a segment
-    sent again re-sends its mapping, or a shorter one when it was cut anew)."""
-    maps = maps.sort("map_ssn", "mp_map_len", "map_dsn")
-    j = d.sort("rel_seq").join_asof(maps, left_on="rel_seq", right_on="map_ssn", by="stream", strategy="backward",
-                                    check_sortedness=False)
-    return j.with_columns(
-        dsn_rel=pl.when(
-            pl.col("map_ssn").is_not_null()
-            & (pl.col("rel_seq") < pl.col("map_ssn") + pl.col("mp_map_len").cast(pl.Int64))
-        ).then(pl.col("map_dsn") + (pl.col("rel_seq") - pl.col("map_ssn")))
-    ).select(*d.columns, "dsn_rel")
-
-
-def _dsn_of_mappings_native(d: pl.DataFrame, maps: pl.DataFrame) -> pl.Series | None:
-    """``_dsn_of_mappings``' ``dsn_rel``, in ``d``'s row order, by the native crate
-    (pipeline/pcapdecode/src/dsnmap.rs: each subflow's mappings sorted once, each packet's
-    found from the last one's), or None where it does not apply: no native build, or a
-    null where it reads none. tests/test_metrics_synthetic.py holds the two equal."""
-    try:
-        from pcapdecode import map_dsn as native_map_dsn
-    except ImportError:
-        return None
-    data = d.select(pl.col("stream").cast(pl.UInt32), pl.col("rel_seq").cast(pl.Int64)).rechunk()
-    m = maps.select(pl.col("stream").cast(pl.UInt32), pl.col("map_ssn").cast(pl.Int64),
-                    pl.col("mp_map_len").cast(pl.Int64), pl.col("map_dsn").cast(pl.Int64)).rechunk()
-    if sum(data.null_count().row(0)) or sum(m.drop("map_dsn").null_count().row(0)):
-        return None
-    return pl.DataFrame(native_map_dsn(data, m)).to_series()
-
-
-def map_data_ack(p: pl.DataFrame, sf: pl.DataFrame, unwraps: dict[bool, mptcp.Unwrap] | None = None) -> pl.DataFrame:
-    """``dack_rel``: each packet's DATA_ACK relative to the IDSN of the data it
-    acknowledges (a packet going up carries the client's DATA_ACK of the server's data),
-    so that it reads as the next data byte expected in ``dsn_rel``'s numbering: the
-    connection-level ACK line of a time-sequence graph (mptcptrace draws it). A
-    connection whose acknowledged end's key was not captured gets none. ``unwraps``:
-    for a trace read in pieces, each way's 32-bit DATA_ACKs unwrapped from piece to piece."""
-    p = p.with_columns(dack_rel=pl.lit(None, dtype=pl.Int64))
-    mp = sf.filter(pl.col("kind") != "tcp")
-    if mp.height == 0 or "mp_dack_raw" not in p.columns:
-        return p
-    parts = []
-    # positions taken before the filter; the packets of MPTCP subflows by a table indexed by stream
-    dacks = p.select(_row(), pl.col("down").fill_null(False), "conn_id", "mp_dack_raw",
-                     pl.col("mp_dack64").fill_null(1), _mp=_looked_up("stream", mp["stream"], pl.repeat(
-                         True, mp.height, eager=True))).filter(pl.col("mp_dack_raw").is_not_null(), pl.col("_mp"))
-    for down in (True, False):
-        acked = "client" if down else "server"  # whose data the DATA_ACKs on this way acknowledge
-        idsn = mp.select("conn_id", _ref=pl.col(f"{acked}_idsn")).unique("conn_id").drop_nulls()
-        # the connections with a reference, by a table indexed by connection
-        a = dacks.filter(pl.col("down") == down).select(
-            "_row", "conn_id", "mp_dack_raw", "mp_dack64",
-            _ref=_looked_up("conn_id", idsn["conn_id"], idsn["_ref"])).filter(pl.col("_ref").is_not_null())
-        if a.height:
-            relative = unwraps[down].feed if unwraps else mptcp.relative_dsn_by
-            parts.append(a.select("_row", dack_rel=relative(a, "mp_dack_raw", "mp_dack64", "_ref", "conn_id")))
-    if parts:
-        p = p.with_columns(_at_rows(p.height, pl.concat(parts), "dack_rel"))
-    return p
 
 
 # a sequence number this far from where its sender's previous packet ended is no

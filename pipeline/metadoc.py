@@ -1,6 +1,8 @@
-"""meta.json read through its one declaration, ``capture/meta.schema.yaml``.
+"""meta.json, in one place: its one declaration, ``pipeline/meta.schema.yaml``; the
+writer's check (``problems``); the reader's (``check``); and the columns and rows the
+store lifts out of it (``run_columns``, ``path_rows``).
 
-The capture validates what it writes against the schema with jsonschema; a reader of
+The capture validates what it writes against the schema with jsonschema (``problems``); a reader of
 other people's (or hand-edited) run folders must instead keep what it can: each field
 that breaks the schema (a type, a range) is named and left out, the rest is used. This
 walks the schema's top-level and object properties itself — the subset the file uses
@@ -15,7 +17,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-SCHEMA_FILE = Path(__file__).resolve().parents[1] / "capture" / "meta.schema.yaml"
+SCHEMA_FILE = Path(__file__).resolve().parent / "meta.schema.yaml"
 
 _JSON = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list,
          "null": type(None)}
@@ -31,6 +33,16 @@ def schema() -> dict:
     import yaml
 
     return yaml.safe_load(SCHEMA_FILE.read_text())
+
+
+def problems(meta: dict) -> list[str]:
+    """What in ``meta`` breaks the schema (jsonschema, the writer's check: capture/experiment.py)."""
+    import jsonschema  # here, not at the top: the reader's path (``check``) does without it
+    import yaml
+
+    v = jsonschema.Draft7Validator(yaml.safe_load(SCHEMA_FILE.read_text()))
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:120]}"
+            for e in sorted(v.iter_errors(meta), key=lambda e: list(map(str, e.absolute_path)))]
 
 
 def _resolve(sub: dict) -> dict:
@@ -232,3 +244,52 @@ def path_rows(meta: dict) -> tuple[list[dict], list[dict]]:
                         "client_addr": _text(p.get("client_addr")), "profile": _text(_obj(meta, "link_profiles").get(path))})
             outages += [{"path": path, "direction": side, "down_s": _num(w[0]), "up_s": _num(w[1])} for w in windows]
     return out, outages
+
+
+# --------------------------------------------------------------- run facts
+# What a run folder's reader takes from meta.json besides the checked fields: the
+# client addresses that label the subflows, and the host-health columns.
+
+
+def path_map_from_meta(meta: dict) -> dict[str, str]:
+    """``{client address: path label}`` from meta.json's ``paths``.
+
+    Accepts ``{"wifi": "10.0.1.2"}`` or ``{"wifi": {"client_addr": "10.0.1.2"}}``.
+    """
+    out = {}
+    for label, v in (meta.get("paths") or {}).items():
+        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
+                                                      if isinstance(v, dict) else [])
+        for a in [addrs] if isinstance(addrs, str) else addrs:
+            out[a] = label
+    return out
+
+
+def valid_paths(paths: dict) -> tuple[dict, str | None]:
+    """Keep the entries of meta.json's ``paths`` that name client addresses."""
+    ok, bad = {}, []
+    for label, v in paths.items():
+        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
+                                                      if isinstance(v, dict) else None)
+        addrs = [addrs] if isinstance(addrs, str) else addrs
+        if isinstance(addrs, list) and addrs and all(isinstance(a, str) and a for a in addrs):
+            ok[label] = v
+        elif v is None or (isinstance(v, dict) and not addrs):
+            ok[label] = v  # a path without an address (e.g. not used in this run): nothing to label
+        else:
+            bad.append(label)
+    return ok, (f"entries {', '.join(map(repr, bad[:3]))} name no client address" if bad else None)
+
+
+def health_columns(meta: dict) -> dict:
+    """The runs table's host-health columns from meta.json (capture/health.py)."""
+    st, host, cpu = meta.get("stalls") or {}, meta.get("host") or {}, meta.get("run_cpu") or {}
+    return {"stalled": st.get("stalled"), "worst_late_ms": st.get("worst_late_ms"),
+            "late_packets": st.get("late_packets"), "late_intervals": st.get("late_intervals"),
+            "worst_reader_lag_ms": st.get("worst_reader_lag_ms"), "steal_pct": host.get("steal_pct"),
+            "host_busy_pct": host.get("busy_pct"), "run_cpu_s": cpu.get("cpu_s")}
+
+
+def lifted_columns() -> tuple[str, ...]:
+    """The runs columns lifted from meta.json (health and configuration)."""
+    return (*health_columns({}), *run_columns({}))

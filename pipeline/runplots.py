@@ -26,6 +26,8 @@ import altair as alt
 import duckdb
 import polars as pl
 
+from .show import ShowError, dissect
+
 BUDGET = 4000  # rows per chart data set; Altair refuses more than 5,000 inline
 WIDTH, HEIGHT = 640, 260
 MARKS = ["new data", "retransmission", "reinjection"]
@@ -553,8 +555,6 @@ def save(chart: alt.TopLevelMixin, out: str | os.PathLike) -> Path:
 
 def show(pcap: str | os.PathLike, *frames: int) -> None:
     """Print tshark's dissection of ``frames`` of ``pcap`` (``python -m pipeline show``)."""
-    from .show import ShowError, dissect
-
     try:
         print("\n".join(dissect(pcap, list(frames))))
     except ShowError as e:

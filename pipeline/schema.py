@@ -3,7 +3,8 @@
 One list (``PACKET_FIELDS`` in ``fields``: tshark field -> column, type) drives both decoders (the
 native one in ``pipeline/pcapdecode`` and tshark's ``-e`` arguments), the packets
 Parquet schema and the DuckDB DDL, so adding a field is one line (plus, for a field
-the native decoder does not produce yet, its source in ``pcapdecode/src/decoder.rs``).
+the native decoder does not produce yet, its source in ``pcapdecode/src/decoder.rs`` and its
+column in ``pcapdecode/src/decoder/columns.rs``).
 Units are in column names (``_s`` seconds, ``_ms`` milliseconds, ``_bytes``).
 Times ending in ``_s`` without another qualifier are Unix epoch seconds.
 """
@@ -17,7 +18,7 @@ from .fields import PACKET_FIELDS, VANTAGES, Field  # noqa: F401 - re-exported h
 NATIVE_DTYPES = {"u8": pl.UInt8, "u16": pl.UInt16, "u32": pl.UInt32, "u64": pl.UInt64,
                  "f64": pl.Float64, "str": pl.Utf8}
 
-PACKETS: dict[str, pl.DataType] = {f.column: f.dtype for f in PACKET_FIELDS}
+PACKETS: dict[str, pl.DataType] = {f.column: NATIVE_DTYPES[f.native_type] for f in PACKET_FIELDS}
 
 # tshark preferences every extraction (and the benchmark's baseline) uses.
 TSHARK_PREFS: list[str] = [
@@ -45,6 +46,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "runs": {
         "run_id": pl.Utf8,
         "campaign": pl.Utf8,
+        "study": pl.Utf8,  # the paper or study the campaign belongs to (meta.json study; null when absent)
         "scenario": pl.Utf8,
         "mode": pl.Utf8,  # SP-wifi, SP-lte, MP-2, MP-3, MP-4, backup
         "congestion_control": pl.Utf8,

@@ -23,6 +23,7 @@ from collections import defaultdict, deque
 from pathlib import Path
 
 from . import capfile, schema
+from .inputs import not_regular
 
 
 class ShowError(Exception):
@@ -47,8 +48,6 @@ def _check(pcap: str | Path, frames: list[int]) -> Path:
         raise ShowError(f"{p}: no such file")
     if p.is_dir():
         raise ShowError(f"{p}: is a folder, not a capture (give its client.pcap or server.pcap)")
-    from .inputs import not_regular
-
     what = not_regular(p)
     if what:  # reading a FIFO would wait for a writer forever
         raise ShowError(f"{p}: is {what}, not a capture file")

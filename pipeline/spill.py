@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 
 from . import sanity
-from .store import pid_alive
+from .procs import pid_alive
 
 SYN, FIN, RST = 0x02, 0x01, 0x04
 SENDER = ["stream", "src", "sport"]

@@ -37,6 +37,10 @@ import polars as pl
 
 from . import derived, schema
 from .inputs import not_duckdb, not_regular
+from .inserts import Arrow, insert
+from .migrate import columns, ensure_schema
+from .procs import pid_alive
+from .tables import meta_tables_of
 
 if TYPE_CHECKING:
     import duckdb
@@ -58,16 +62,6 @@ class StoreError(Exception):
 
 
 # ----------------------------------------------------------------------- Parquet
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _stale_table_temps(out: Path) -> list[Path]:
@@ -138,8 +132,6 @@ def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
     schema: columns added since the folder was written come back as nulls (so older
     folders load beside new ones), and tables written before the ``direction`` column
     existed get ``direction = 'down'``."""
-    from .inputs import not_regular
-
     d = Path(table_dir)
     out = {}
     for n in schema.TABLES:
@@ -160,7 +152,6 @@ def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
             raise StoreError(f"{f}: its columns are not the lab's {n} table ({_first_line(e)})") from None
     if not (d / "run_paths.parquet").exists() and out["runs"].height:
         # written before meta.json was lifted into columns: lifted here, from meta_json
-        from .tables import meta_tables_of
         out.update(meta_tables_of(out["runs"]))
     return out
 
@@ -251,15 +242,6 @@ _checked: dict[Path, tuple] = {}
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
-
-
-def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
-    rows = con.execute("SELECT table_name, column_name FROM information_schema.columns "
-                       "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall()
-    out: dict[str, list[str]] = {}
-    for t, c in rows:
-        out.setdefault(t, []).append(c)
-    return out
 
 
 def _type_family(sql: str) -> str:
@@ -356,49 +338,14 @@ def _clean_stale_temps(db: Path) -> None:
             pass
 
 
-def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create missing tables; add columns a table of an older version lacks."""
-    have = _columns(con)
-    lifted = "run_paths" not in have and "runs" in have  # a store from before meta.json's columns
-    for t, cols in schema.TABLES.items():
-        if t not in have:
-            con.execute(schema.ddl(t))
-            continue
-        for c, dtype in cols.items():
-            if c not in have[t]:
-                con.execute(f'ALTER TABLE "{t}" ADD COLUMN "{c}" {schema.sql_type(dtype)}')
-                if c == "direction" and t in schema.DIRECTION_TABLES:
-                    # rows written before directions existed were downloads (schema.legacy_direction)
-                    con.execute(f'UPDATE "{t}" SET direction = \'down\'')
-    if lifted and con.execute("SELECT count(*) FROM runs").fetchall()[0][0]:
-        # its runs' meta.json lifted into the columns and tables the derived layer reads
-        from .tables import meta_tables_of
-        t = meta_tables_of(pl.from_arrow(con.sql("SELECT * FROM runs").to_arrow_table()))
-        con.execute("DELETE FROM runs")
-        for name, df in t.items():
-            _insert_one(con, name, df)
-
-
 def _same_file(a: str, b: str) -> bool:
     return a == b or os.path.realpath(a) == os.path.realpath(b)
-
-
-class _Arrow:
-    """A polars frame as DuckDB scans it: through the Arrow C stream interface, string
-    views and all, with no copy and no pyarrow (whose import alone costs more than
-    writing a trace's tables)."""
-
-    def __init__(self, df: pl.DataFrame) -> None:
-        self._df = df
-
-    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        return self._df.__arrow_c_stream__(requested_schema)
 
 
 def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
     if keys.runs:
         runs = pl.DataFrame({"run_id": sorted(keys.runs)}, schema={"run_id": pl.Utf8})
-        con.register("_runs", _Arrow(runs))
+        con.register("_runs", Arrow(runs))
         for t in schema.TABLES:
             con.execute(f'DELETE FROM "{t}" WHERE run_id IN (SELECT run_id FROM _runs)')
         con.unregister("_runs")
@@ -417,7 +364,7 @@ def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
                 doomed.add((run_id, trace))
         moved = {r for r, _ in doomed} - {r for r, _ in keys.traces}
         pairs = pl.DataFrame(sorted(doomed), schema={"run_id": pl.Utf8, "trace": pl.Utf8}, orient="row")
-        con.register("_traces", _Arrow(pairs))
+        con.register("_traces", Arrow(pairs))
         # a one-way delay rests on two traces: either one re-analysed takes its rows
         for t, col in [*((t, "trace") for t in TRACE_TABLES), ("owd_samples", "recv_trace"), ("problems", "source")]:
             con.execute(f'DELETE FROM "{t}" AS x WHERE EXISTS '
@@ -478,120 +425,6 @@ def _keep_loose_pcaps_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl
     return tables
 
 
-# Columns that one trace's rows share: inserted as constants when they hold one value.
-_CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
-# The two tables with a row per packet or sample: each inserted by its own DuckDB
-# connection, in parallel with the rest (most of a write's time is DuckDB compressing
-# and writing these two).
-_BIG_TABLES = ("seq_packets", "rtt_samples")
-
-
-# Rows per batch of a table over a spill (a streamed trace's), read one after another
-# (at 10M packets, batches of 2^18 rows peaked 50 MB higher, and were no faster).
-_BATCH_ROWS = 1 << 16
-
-
-def _constants(df: pl.DataFrame) -> dict[str, object]:
-    """The columns of ``_CONSTANT_CANDIDATES`` that hold one value in ``df``: inserted as
-    SQL constants, since exported to Arrow they would be repeated on each of millions
-    of rows. (Asked through select: a trace's constant is a scalar column there, not
-    made row by row.)"""
-    candidates = [c for c in _CONSTANT_CANDIDATES if c in df.columns]
-    one = df.select((pl.col(c).null_count() == 0) & (pl.col(c).n_unique() == 1)
-                    for c in candidates).row(0) if candidates else ()
-    return {c: df[c][0] for c, single in zip(candidates, one) if single}
-
-
-def _insert_from(con: duckdb.DuckDBPyConnection, name: str, cols: list[str], consts: dict[str, object],
-                 source: object) -> None:
-    """INSERT ``source`` (anything DuckDB scans: a frame with the Arrow C stream
-    interface, a pyarrow reader) with its ``cols`` and ``consts``."""
-    frame = f"_frame_{name}"
-    con.register(frame, source)
-    names = ", ".join(f'"{c}"' for c in [*cols, *consts])
-    values = ", ".join([*(f'"{c}"' for c in cols), *("?" for _ in consts)])
-    try:
-        con.execute(f'INSERT INTO "{name}" ({names}) SELECT {values} FROM {frame}', list(consts.values()))
-    finally:
-        con.unregister(frame)
-
-
-def _insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame | pl.LazyFrame) -> None:
-    df = schema.conform(name, df)
-    if isinstance(df, pl.LazyFrame):
-        _insert_batches(con, name, df)
-        return
-    if not df.height:
-        return
-    consts = _constants(df)
-    cols = [c for c in df.columns if c not in consts]
-    _insert_from(con, name, cols, consts, _Arrow(df.select(cols)))
-
-
-def _insert_batches(con: duckdb.DuckDBPyConnection, name: str, lf: pl.LazyFrame) -> None:
-    """A table over a spill, its batches read as DuckDB takes them: one INSERT per run of
-    batches with the same constants (one per trace), so that DuckDB writes whole row
-    groups as they fill instead of a statement's worth at a time."""
-    import pyarrow as pa  # (not imported for the small tables: its import costs ~0.2 s)
-
-    batches = (b for b in lf.collect_batches(chunk_size=_BATCH_ROWS) if b.height)
-    pending = next(batches, None)
-    while pending is not None:
-        consts = _constants(pending)
-        cols = [c for c in pending.columns if c not in consts]
-        arrow_schema = pending.head(0).select(cols).to_arrow().schema
-
-        def same() -> object:
-            nonlocal pending
-            yield from pending.select(cols).to_arrow().to_batches()
-            while (pending := next(batches, None)) is not None and _constants(pending) == consts:
-                yield from pending.select(cols).to_arrow().cast(arrow_schema).to_batches()
-
-        _insert_from(con, name, cols, consts, pa.RecordBatchReader.from_batches(arrow_schema, same()))
-
-
-# DuckDB's memory while a streamed trace's tables go in: it would otherwise hold
-# hundreds of MB of row groups it compresses, on top of the rows being inserted
-# (at 10M packets, 64 MB took as long as 1 GB, and peaked 50 MB lower than 128 MB).
-_STREAMED_MEMORY_LIMIT = "64MB"
-
-
-def _insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame | pl.LazyFrame]) -> None:
-    if any(isinstance(df, pl.LazyFrame) for df in tables.values()):
-        # over a spill: kept out of memory, so one table after another, DuckDB's memory
-        # bounded; in any row order (the rows of a streamed trace come as they settle,
-        # and every reader orders them), so that both threads write row groups
-        con.execute(f"SET memory_limit = '{_STREAMED_MEMORY_LIMIT}'")
-        con.execute("SET preserve_insertion_order = false")
-        for name in schema.TABLES:
-            _insert_one(con, name, tables.get(name, schema.empty(name)))
-        return
-    big = [n for n in _BIG_TABLES if n in tables and schema.rows(tables[n])]
-    errors: list[BaseException] = []
-
-    def insert_big(name: str) -> None:
-        try:
-            with con.cursor() as cur:
-                _insert_one(cur, name, tables[name])
-        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=insert_big, args=(n,), name=f"insert {n}") for n in big]
-    for t in threads:
-        t.start()
-    try:
-        con.execute("BEGIN TRANSACTION")  # one commit for the small tables, not one each
-        for name in schema.TABLES:
-            if name not in big:
-                _insert_one(con, name, tables.get(name, schema.empty(name)))
-        con.execute("COMMIT")
-    finally:
-        for t in threads:
-            t.join()
-    if errors:
-        raise errors[0]
-
-
 def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -635,7 +468,7 @@ def _open_copy(real: Path, tmp: Path) -> duckdb.DuckDBPyConnection:
         from_template = template is not None and template.exists() and _copy_of_template(template, tmp)
     con = duckdb.connect(str(tmp))
     try:
-        _ensure_schema(con)
+        ensure_schema(con)
         if not from_template:
             derived.install(con)  # the run-level views a `duckdb lab.duckdb` user selects from
         if template is not None and not from_template:
@@ -654,7 +487,7 @@ def _copy_of_template(template: Path, tmp: Path) -> bool:
         shutil.copyfile(template, tmp)
         con = duckdb.connect(str(tmp))
         try:
-            ok = derived.installed_version(con) is not None and set(schema.TABLES) <= set(_columns(con))
+            ok = derived.installed_version(con) is not None and set(schema.TABLES) <= set(columns(con))
         finally:
             con.close()
         if ok:
@@ -790,7 +623,7 @@ def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,
                     if not new:
                         tables = _keep_loose_pcaps_apart(con, tables, keys)
                         _delete(con, keys)
-                    _insert(con, tables)
+                    insert(con, tables)
                     con.execute("CHECKPOINT")
                 finally:
                     con.close()

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from . import extract, flows, inputs, metrics, mptcp, owd, seqgraph, tables
+from . import assemble, dsnmap, extract, flows, inputs, metrics, mptcp, owd, seqgraph
 from .spill import Digest, Spill
 from .timeorder import TimeOrder
 
@@ -102,13 +102,13 @@ class Trace:
 
     def _read_mappings(self) -> None:
         """The first sweep: every DSS mapping, numbered as it comes and handed to the
-        native state (``flows.dss_mappings`` piece by piece)."""
+        native state (``dsnmap.dss_mappings`` piece by piece)."""
         ways = {}
         for d in flows.DIRECTIONS:
             streams = self.carried.filter(pl.col("down") == (d == "down"),
                                           pl.col("stream").is_in(self._mp["stream"].implode()))["stream"]
             if streams.len():
-                no_isn, self._map_notes[d] = flows.without_isn(self._mp, streams, d)
+                no_isn, self._map_notes[d] = dsnmap.without_isn(self._mp, streams, d)
                 ways[d] = no_isn
         if not ways:
             return
@@ -120,13 +120,13 @@ class Trace:
 
         def take(q: pl.DataFrame) -> None:
             for d, no_isn in ways.items():
-                maps, mpc_maps = flows.usable_mappings(*flows.raw_mappings(q, d), self._mp, d, no_isn)
+                maps, mpc_maps = dsnmap.usable_mappings(*dsnmap.raw_mappings(q, d), self._mp, d, no_isn)
                 if maps.height == 0 and mpc_maps.height == 0:
                     continue
                 new = maps.group_by("conn_id", maintain_order=True).agg(first=pl.col("mp_dsn_raw").first().cast(pl.UInt64))
                 firsts[d] = pl.concat([firsts[d], new.join(firsts[d], on="conn_id", how="anti")])
                 try:
-                    m = flows.numbered_mappings(maps, mpc_maps, self._mp, d, firsts[d], unwraps[d])
+                    m = dsnmap.numbered_mappings(maps, mpc_maps, self._mp, d, firsts[d], unwraps[d])
                 except mptcp.LateAnchor as e:
                     raise InMemory(str(e)) from None
                 m = m.select(pl.col("stream").cast(pl.UInt32), pl.col("map_ssn").cast(pl.Int64),
@@ -155,25 +155,25 @@ class Trace:
             q = self._numbered(numbering, piece)
             found = []
             for d, (mappings, no_isn) in self._mappings.items():
-                data = q.select(flows._row(), "stream", "rel_seq", "payload_bytes", "down").filter(
-                    flows.dsn_data(self._mp, d))
+                data = q.select(dsnmap.positions(), "stream", "rel_seq", "payload_bytes", "down").filter(
+                    dsnmap.dsn_data(self._mp, d))
                 if data.height == 0:
                     continue
                 got = data.select("_row", "stream").with_columns(pl.DataFrame(mappings.feed(
                     data.select(pl.col("stream").cast(pl.UInt32), pl.col("rel_seq").cast(pl.Int64)).rechunk())))
                 unmapped[d] += got.filter(pl.col("dsn_rel").is_null(), ~pl.col("stream").is_in(no_isn)).height
                 found.append(got.select("_row", "dsn_rel"))
-            q = q.with_columns(flows._at_rows(q.height, pl.concat(found), "dsn_rel") if found
+            q = q.with_columns(dsnmap.at_rows(q.height, pl.concat(found), "dsn_rel") if found
                                else pl.lit(None, dtype=pl.Int64).alias("dsn_rel"))
             try:
-                q = flows.map_data_ack(q, self.subflows, unwraps)
+                q = dsnmap.map_data_ack(q, self.subflows, unwraps)
             except mptcp.LateAnchor as e:
                 raise InMemory(str(e)) from None
             yield flows.trace_packets(q)
         self._mappings = {}  # (a 10M-packet trace's mappings: 160 MB)
         notes = list(self._structure_notes)
         for d in flows.DIRECTIONS:
-            notes += self._map_notes.get(d, []) + flows.unmapped_notes(unmapped[d], d)
+            notes += self._map_notes.get(d, []) + dsnmap.unmapped_notes(unmapped[d], d)
         self.notes = notes + flows.one_way_notes(self.subflows, self._carrying)
 
 
@@ -196,7 +196,7 @@ PIECE_BATCHES = 16
 
 def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
             path_map: dict[str, str] | None = None, decoded: Callable[[], None] | None = None,
-            force: bool = False, paired: bool = False) -> tuple[tables.Tables, list[dict]] | None:
+            force: bool = False, paired: bool = False) -> tuple[assemble.Tables, list[dict]] | None:
     """``tables.analyze_trace`` of a capture of ``stream_from_bytes()`` or more (any size
     when ``force``d) through a spill; None when it is smaller, or must be analysed in
     memory (``InMemory``: read it again that way). Raises ``extract.ExtractError`` on a
@@ -247,12 +247,12 @@ def analyze(pcap: str | os.PathLike, run_id: str, vantage: str | None = None,
             tr = Trace(spilled, digest, frozenset(path_map or ()), order.original if order.renumbered else None)
         except InMemory:
             return None
-        problems = [tables.problem(run_id, source, "extract", n) for n in notes]
-        v, said = tables.which_vantage(tr.subflows, vantage, pcap)
-        m = measure(tr, v, Spill.until_exit(), tables.with_paths(tr.subflows, path_map or {}) if paired else None)
+        problems = [assemble.problem(run_id, source, "extract", n) for n in notes]
+        v, said = assemble.which_vantage(tr.subflows, vantage, pcap)
+        m = measure(tr, v, Spill.until_exit(), assemble.with_paths(tr.subflows, path_map or {}) if paired else None)
         _give_back()  # the native states' memory, before the tables' queries and the database's write
-        problems += [tables.problem(run_id, source, "metrics", n) for n in tr.notes + said]
-        out = tables.assemble(m, tr.subflows, run_id, source, v, path_map or {}, problems), problems
+        problems += [assemble.problem(run_id, source, "metrics", n) for n in tr.notes + said]
+        out = assemble.assemble(m, tr.subflows, run_id, source, v, path_map or {}, problems), problems
         _give_back()
         return out
     except InMemory:
@@ -293,14 +293,14 @@ def _give_back() -> None:
         pass
 
 
-def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | None = None) -> tables.Measures:
+def measure(tr: Trace, vantage: str | None, out: Spill, paired: pl.DataFrame | None = None) -> assemble.Measures:
     """``tables.measure`` of a spilled trace, piece by piece: the native states carry
     each metric from one piece to the next, sums and extremes add up, and the
     per-packet rows go to Arrow IPC files in ``out`` (the measures hold LazyFrames over them).
     ``paired``: the subflows with their paths, when the trace's side of the one-way
     delay matching is kept (``owd.Spilled``, in ``out``)."""
     from pcapdecode import Retransmissions
-    sending, receiving = tables.sending_receiving(vantage)
+    sending, receiving = assemble.sending_receiving(vantage)
     retransmissions = Retransmissions()
     every = _Every(tr, out)
     sent = _Sent(tr, sending, out) if sending else None
@@ -355,11 +355,11 @@ class _Every:
         rows = pl.DataFrame(self.seqrows.feed(seqgraph.native_columns(q).rechunk()))
         _write(self.out, self.files, _in_capture_frames(self.tr, seqgraph.seq_frame(q, rows, d["retx"])))
 
-    def measures(self) -> tables.Measures:
+    def measures(self) -> assemble.Measures:
         empty = self.tr.empty_packets()
         last = (pl.concat(self.last).group_by(metrics.CONN).agg(pl.col("last_data_s").max())
                 if self.last else _NO_LAST)
-        return tables.Measures(
+        return assemble.Measures(
             counts=metrics.with_loss_rate(_summed(self.counts, metrics.SUB, ["data_packets", "retransmitted_packets"])),
             share=metrics.with_traffic_share(_summed(self.share, ["stream", "conn_id", "direction"], ["payload_bytes"])),
             dl=metrics.download_time_from(last, self.tr.subflows),
@@ -413,7 +413,7 @@ class _Received:
         groups = 2 * (int(sf["conn_id"].max()) + 1) if sf.height else 0
         # every group's data from byte 1 on (``Trace`` sends a trace with data below it to memory)
         self.in_order = InOrder([1] * groups)
-        self.starts = tables.connection_starts(metrics.download_time_from(_NO_LAST, sf)).filter(
+        self.starts = assemble.connection_starts(metrics.download_time_from(_NO_LAST, sf)).filter(
             pl.col("start_s").is_not_null())
         self.delivered: list[pl.DataFrame] = []
         self.pending: pl.DataFrame | None = None  # received data packets not yet in order

@@ -10,46 +10,17 @@ import datetime as dt
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
 
-from . import ditg, flows, metadoc, metrics, mptcp, owd, sanity, schema, seqgraph
+from . import ditg, flows, metadoc, metrics, owd, sanity, schema, seqgraph, streamed
+from .assemble import (OWD_HALF, Measures, Tables, assemble, connection_starts, problem, sending_receiving,
+                       vantage_from_name, which_vantage)
 from .inputs import not_regular, sort_pcaps
 from .spill import Spill
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
-
-# table name -> its rows: a DataFrame, or a LazyFrame over a spill (a streamed trace's
-# per-packet tables; ``store`` writes them piece by piece)
-Tables = dict[str, pl.DataFrame | pl.LazyFrame]
-
-
-def problem(run_id: str | None, source: str, stage: str, reason: str) -> dict:
-    return {"run_id": run_id, "source": source, "stage": stage, "reason": reason}
-
-
-def vantage_from_name(path: str | os.PathLike) -> str | None:
-    stem = Path(path).stem.lower()
-    for v in schema.VANTAGES:
-        if v in stem:
-            return v
-    return None
-
-
-def path_map_from_meta(meta: dict) -> dict[str, str]:
-    """``{client address: path label}`` from meta.json's ``paths``.
-
-    Accepts ``{"wifi": "10.0.1.2"}`` or ``{"wifi": {"client_addr": "10.0.1.2"}}``.
-    """
-    out = {}
-    for label, v in (meta.get("paths") or {}).items():
-        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
-                                                      if isinstance(v, dict) else [])
-        for a in [addrs] if isinstance(addrs, str) else addrs:
-            out[a] = label
-    return out
 
 
 def analyze_trace(
@@ -70,7 +41,6 @@ def analyze_trace(
     source = str(pcap)
     problems: list[dict] = []
     if decoder == "native":
-        from . import streamed  # (it assembles with this module's functions)
         try:
             got = streamed.analyze(pcap, run_id, vantage, path_map, decoded, paired=paired)
         except ExtractError as e:
@@ -118,35 +88,9 @@ def _analyze_packets(ex, run_id: str, source: str, pcap, vantage: str | None,
     return {k: sanity.restore_frames(t, frames) for k, t in out.items()}, problems
 
 
-def which_vantage(sf: pl.DataFrame, vantage: str | None, pcap) -> tuple[str | None, list[str]]:
-    """Whose capture this is (given, from its name, else from handshake timing), and
-    notes when that cannot be told or the timing disagrees."""
-    inferred = flows.vantage_from_handshakes(sf)
-    v = vantage or vantage_from_name(pcap) or inferred
-    if v is None:
-        return v, ["cannot tell whether this is the client's or the server's capture (no complete handshake; name "
-                   "it client*/server* or pass --vantage); vantage-specific metrics left empty"]
-    if inferred is not None and inferred != v:
-        return v, [f"treated as the {v}'s capture, but handshake timing suggests the {inferred}'s"]
-    return v, []
-
-
-# A trace's side of the one-way delay matching (``owd.half``): not a table of its own,
-# ``analyze_run`` pairs the two ends' and drops it.
-OWD_HALF = "_owd_half"
-
-
 def _take_packets(holder) -> pl.DataFrame:
     packets, holder.packets = holder.packets, None
     return packets
-
-
-def _sender(direction: str) -> str:
-    return "server" if direction == "down" else "client"
-
-
-def _receiver(direction: str) -> str:
-    return "client" if direction == "down" else "server"
 
 
 def _in_background(fn, *args) -> Future:
@@ -158,23 +102,6 @@ def _in_background(fn, *args) -> Future:
         pool.shutdown(wait=False)  # the thread ends with its one task
 
 
-@dataclass
-class Measures:
-    """What a trace's tables are assembled from (``assemble``): computed from the packets
-    held whole (``measure``) or from a spilled trace's pieces (``streamed.measure``).
-    The per-packet ones (``seq``, ``rtt``, ``ofo``) may be LazyFrames over a spill."""
-    counts: pl.DataFrame  # metrics.loss_rate
-    share: pl.DataFrame  # metrics.traffic_share
-    dl: pl.DataFrame  # metrics.download_time
-    seq: pl.DataFrame | pl.LazyFrame  # seqgraph.seq_packets
-    rtt: pl.DataFrame | pl.LazyFrame | None = None  # metrics.rtt_samples (None: not the sender's trace)
-    ack_rtt: pl.DataFrame | pl.LazyFrame | None = None  # metrics.ack_rtt_samples' stream, direction, rtt_ms
-    ofo: pl.DataFrame | pl.LazyFrame | None = None  # metrics.ofo_delays (None: not the receiver's trace)
-    delivered: pl.DataFrame | None = None  # metrics.delivered_per_second
-    # paired traces: the data packets owd.half reads, or a streamed trace's half on disk
-    owd_data: pl.DataFrame | owd.Spilled | None = None
-
-
 def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
                  path_map: dict[str, str], problems: list[dict], paired: bool = False) -> Tables:
     """Rows per subflow/connection and direction that carried data. Loss and RTT come
@@ -182,17 +109,6 @@ def trace_tables(tr: flows.Trace, run_id: str, source: str, vantage: str | None,
     from the receiver's (``vantage`` names whose trace this is)."""
     return assemble(measure(tr, vantage, paired), tr.subflows, run_id, source, vantage, path_map, problems,
                     tr.time_unusable)
-
-
-def sending_receiving(vantage: str | None) -> tuple[list[str], list[str]]:
-    """The directions a value may be read from in a trace of ``vantage``: as their sender, as their receiver."""
-    return ([d for d in schema.DIRECTIONS if vantage == _sender(d)],
-            [d for d in schema.DIRECTIONS if vantage == _receiver(d)])
-
-
-def connection_starts(dl: pl.DataFrame) -> pl.DataFrame:
-    """``conn_id, start_s, syn_captured`` from ``metrics.download_time``'s rows."""
-    return dl.group_by("conn_id").agg(pl.col("start_s").first(), pl.col("syn_captured").first())
 
 
 def measure(tr: flows.Trace, vantage: str | None, paired: bool = False) -> Measures:
@@ -228,163 +144,6 @@ def measure(tr: flows.Trace, vantage: str | None, paired: bool = False) -> Measu
     return m
 
 
-def with_paths(sf: pl.DataFrame, path_map: dict[str, str]) -> pl.DataFrame:
-    """The subflows with ``path``: the label ``path_map`` gives their client address, else the address."""
-    return sf.with_columns(path=pl.col("client_addr").replace_strict(path_map, default=pl.col("client_addr")))
-
-
-def assemble(m: Measures, sf: pl.DataFrame, run_id: str, source: str, vantage: str | None,
-             path_map: dict[str, str], problems: list[dict], time_unusable: bool = False) -> Tables:
-    """A trace's tables from its measures (``trace_tables``)."""
-    sf = with_paths(sf, path_map)
-    ids = {"run_id": run_id, "trace": source}
-    sending, receiving = sending_receiving(vantage)
-    counts, share, dl, rtt, ofo = m.counts, m.share, m.dl, m.rtt, m.ofo
-    if rtt is not None:
-        # backwards timestamps: a reply "before" its packet is no round trip
-        negative = schema.rows(rtt.filter(pl.col("rtt_ms") < 0))
-        if negative:
-            rtt = rtt.filter(pl.col("rtt_ms") >= 0)
-            problems.append(problem(run_id, source, "metrics",
-                                    f"{negative} RTT samples were negative (timestamps go backwards) and were dropped"))
-
-    # One row per subflow and direction that carried data; none: one "down" row.
-    dirs = counts.select("stream", "direction")
-    quiet = sf.select("stream").join(dirs, on="stream", how="anti").with_columns(direction=pl.lit("down"))
-    rows = pl.concat([dirs, quiet]).join(sf, on="stream", how="left")
-    sub = (
-        rows.join(counts, on=["stream", "direction"], how="left")
-        .join(share.drop("conn_id"), on=["stream", "direction"], how="left")
-        .with_columns(
-            pl.col("data_packets").fill_null(0),
-            pl.col("retransmitted_packets").fill_null(0),
-            pl.col("payload_bytes").fill_null(0),
-            loss_rate=pl.when(pl.col("direction").is_in(sending)).then(pl.col("loss_rate")),
-            subflow_id=pl.col("stream"),
-            start_s=pl.coalesce("t_syn", "t_first"),
-            vantage=pl.lit(vantage),
-            **{k: pl.lit(v) for k, v in ids.items()},
-        )
-    )
-    if rtt is not None and schema.rows(rtt):
-        stats = _per_subflow_direction(rtt, [
-            pl.len().cast(pl.Int64).alias("rtt_samples"),
-            pl.col("rtt_ms").min().alias("rtt_min_ms"),
-            pl.col("rtt_ms").mean().alias("rtt_mean_ms"),
-            pl.col("rtt_ms").median().alias("rtt_median_ms"),
-            pl.col("rtt_ms").max().alias("rtt_max_ms"),
-        ])
-        sub = sub.join(stats, on=["stream", "direction"], how="left")
-    if m.ack_rtt is not None and schema.rows(m.ack_rtt):
-        sub = sub.join(_per_subflow_direction(m.ack_rtt.filter(pl.col("rtt_ms") >= 0), [
-            pl.len().cast(pl.Int64).alias("rtt_ack_samples"), pl.col("rtt_ms").median().alias("rtt_ack_median_ms")]),
-            on=["stream", "direction"], how="left")
-    if rtt is not None:  # the sender's trace: no sample is a count of 0
-        have = pl.col("rtt_samples") if "rtt_samples" in sub.columns else pl.lit(None, pl.Int64)
-        sub = sub.with_columns(rtt_samples=pl.when(pl.col("direction").is_in(sending))
-                               .then(have.fill_null(0)).cast(pl.Int64))
-    sub = sub.sort("conn_id", "start_s", "stream", "direction")
-
-    conn_kind = sf.group_by("conn_id").agg(
-        transport=pl.when((pl.col("kind") != "tcp").any()).then(pl.lit("mptcp")).otherwise(pl.lit("tcp")),
-        mptcp_version=pl.col("mp_version").drop_nulls().first(),
-        client_addr=pl.col("client_addr").sort_by(pl.col("is_primary").not_()).first(),
-        server_addr=pl.col("server_addr").sort_by(pl.col("is_primary").not_()).first(),
-        server_port=pl.col("server_port").first().cast(pl.Int32),
-        n_subflows=pl.len().cast(pl.Int32),
-        handshake_captured=pl.col("handshake_captured").filter(pl.col("is_primary")).first().fill_null(False),
-    )
-    conn_bytes = share.group_by("conn_id", "direction").agg(pl.col("payload_bytes").sum())
-    conn_quiet = conn_kind.select("conn_id").join(conn_bytes, on="conn_id", how="anti").with_columns(
-        direction=pl.lit("down"), payload_bytes=pl.lit(0, pl.Int64))
-    conn_rows = pl.concat([conn_bytes, conn_quiet.select(conn_bytes.columns)])
-    starts = connection_starts(dl)
-    conns = (
-        conn_rows.join(conn_kind, on="conn_id", how="left")
-        .join(starts, on="conn_id", how="left")
-        .join(dl.select("conn_id", "direction", "download_time_s"), on=["conn_id", "direction"], how="left")
-        .with_columns(
-            download_time_s=pl.when(pl.col("direction").is_in(receiving) & ~pl.lit(time_unusable))
-            .then(pl.col("download_time_s")),
-            vantage=pl.lit(vantage),
-            **{k: pl.lit(v) for k, v in ids.items()},
-        )
-        .sort("conn_id", "direction")
-    )
-    negative = conns.filter(pl.col("download_time_s") < 0)
-    if negative.height:
-        conns = conns.with_columns(download_time_s=pl.when(pl.col("download_time_s") >= 0).then("download_time_s"))
-        problems.append(problem(run_id, source, "metrics",
-                                f"{negative.height} completion times were negative (timestamps go backwards) "
-                                "and were left empty"))
-    for r in conns.filter(pl.col("direction").is_in(receiving), ~pl.col("syn_captured"),
-                          pl.col("payload_bytes") > 0).iter_rows(named=True):
-        what = "download time" if r["direction"] == "down" else "upload completion time"
-        problems.append(problem(run_id, source, "metrics",
-                                f"connection {r['conn_id']}: first SYN not captured, {what} unknown"))
-
-    path_of = sf.select("stream", "path")
-    out: Tables = {
-        # a frame of every data packet: made only when the other end's trace will be paired with it
-        **({OWD_HALF: owd.half(m.owd_data, sf) if isinstance(m.owd_data, pl.DataFrame) else m.owd_data}
-           if m.owd_data is not None else {}),
-        "connections": schema.conform("connections", conns),
-        "subflows": schema.conform("subflows", sub),
-        "seq_packets": schema.conform("seq_packets", m.seq.with_columns(**{k: pl.lit(v) for k, v in ids.items()})),
-    }
-    if m.delivered is not None:
-        out["delivered_1s"] = schema.conform(
-            "delivered_1s", m.delivered.join(path_of, on="stream", how="left")
-            .with_columns(subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}))
-    if rtt is not None:
-        out["rtt_samples"] = schema.conform(
-            "rtt_samples",
-            rtt.join(_like(rtt, sf.select("stream", "conn_id", "path")), on="stream", how="left",
-                     maintain_order=_order(rtt))
-            .with_columns(subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
-        )
-    if ofo is not None:
-        # back to absolute DSNs in the sender's numbering (server IDSN down, client IDSN up)
-        idsn = sf.select("conn_id", "server_idsn", "client_idsn").unique("conn_id")
-        ofo = ofo.join(_like(ofo, path_of), on="stream", how="left", maintain_order=_order(ofo)).join(
-            _like(ofo, idsn), on="conn_id", how="left", maintain_order=_order(ofo)).with_columns(
-            ref=pl.when(pl.col("direction") == "down").then("server_idsn").otherwise("client_idsn"))
-        never = schema.rows(ofo.filter(pl.col("ofo_delay_ms").is_null()))
-        if never:
-            problems.append(problem(run_id, source, "metrics",
-                                    f"{never} packets never became in order (a gap in the trace); their OFO delay is empty"))
-        out["ofo_samples"] = schema.conform(
-            "ofo_samples",
-            ofo.with_columns(dsn=mptcp.absolute_dsn("dsn_rel", pl.col("ref").fill_null(0)),
-                             subflow_id=pl.col("stream"), **{k: pl.lit(v) for k, v in ids.items()}),
-        )
-    return out
-
-
-def _per_subflow_direction(samples: pl.DataFrame | pl.LazyFrame, aggs: list[pl.Expr]) -> pl.DataFrame:
-    """``aggs`` per stream and direction of ``samples``, one direction at a time: grouped
-    by the direction's string too, a spill's 5M RTT samples took 450 MB; this way 130."""
-    return pl.concat([_collect(samples.lazy().filter(pl.col("direction") == d).group_by("stream").agg(aggs), samples)
-                      .with_columns(direction=pl.lit(d)) for d in schema.DIRECTIONS])
-
-
-def _collect(query: pl.LazyFrame, source: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """``query`` over ``source``: by polars' streaming engine when the source is a spill."""
-    return query.collect(engine="streaming" if isinstance(source, pl.LazyFrame) else "auto")
-
-
-def _order(frame: pl.DataFrame | pl.LazyFrame) -> str:
-    """A join's ``maintain_order`` for the per-packet tables: the rows' order in memory;
-    none over a spill, whose rows the database takes in any order (the order-keeping
-    streaming join took 2.2 s of 5M RTT samples' 2.4 s)."""
-    return "none" if isinstance(frame, pl.LazyFrame) else "left"
-
-
-def _like(frame: pl.DataFrame | pl.LazyFrame, other: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame:
-    """``other`` lazy when ``frame`` is (a join's two sides must be alike)."""
-    return other.lazy() if isinstance(frame, pl.LazyFrame) else other
-
-
 _JSON_NAMES = {str: "a string", int: "an integer", dict: "an object", list: "a list", float: "a number",
                bool: "true/false", type(None): "null"}
 
@@ -418,7 +177,7 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
         return bad("meta.json nests deeper than Python's JSON reader goes")
     if not isinstance(doc, dict):
         return bad(f"meta.json holds {_JSON_NAMES.get(type(doc), type(doc).__name__)}, not an object")
-    # every field through meta.json's one declaration (capture/meta.schema.yaml)
+    # every field through meta.json's one declaration (pipeline/meta.schema.yaml)
     meta, why = metadoc.check(doc)
     problems = [problem(None, src, "load", f"meta.json: {w}; left empty") for w in why]
     if "started_at" in meta:
@@ -429,7 +188,7 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
                                                        "ISO 8601 time; left empty (D-ITG times cannot be dated)"))
             meta.pop("started_at")
     if "paths" in meta:
-        meta["paths"], why = _valid_paths(meta["paths"])
+        meta["paths"], why = metadoc.valid_paths(meta["paths"])
         if why:
             problems.append(problem(None, src, "load", f"meta.json: paths: {why}; those paths left unlabelled"))
     if not meta.get("run_id", "x").strip() or "/" in meta.get("run_id", ""):
@@ -439,38 +198,13 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
     return meta, problems
 
 
-def _valid_paths(paths: dict) -> tuple[dict, str | None]:
-    """Keep the entries of meta.json's ``paths`` that name client addresses."""
-    ok, bad = {}, []
-    for label, v in paths.items():
-        addrs = v if isinstance(v, (str, list)) else (v.get("client_addr") or v.get("client_addrs") or []
-                                                      if isinstance(v, dict) else None)
-        addrs = [addrs] if isinstance(addrs, str) else addrs
-        if isinstance(addrs, list) and addrs and all(isinstance(a, str) and a for a in addrs):
-            ok[label] = v
-        elif v is None or (isinstance(v, dict) and not addrs):
-            ok[label] = v  # a path without an address (e.g. not used in this run): nothing to label
-        else:
-            bad.append(label)
-    return ok, (f"entries {', '.join(map(repr, bad[:3]))} name no client address" if bad else None)
-
-
 def run_identity(run_dir: Path, meta: dict) -> str:
     return meta.get("run_id") or run_dir.resolve().name or str(run_dir)
 
 
-def health_columns(meta: dict) -> dict:
-    """The runs table's host-health columns from meta.json (capture/health.py)."""
-    st, host, cpu = meta.get("stalls") or {}, meta.get("host") or {}, meta.get("run_cpu") or {}
-    return {"stalled": st.get("stalled"), "worst_late_ms": st.get("worst_late_ms"),
-            "late_packets": st.get("late_packets"), "late_intervals": st.get("late_intervals"),
-            "worst_reader_lag_ms": st.get("worst_reader_lag_ms"), "steal_pct": host.get("steal_pct"),
-            "host_busy_pct": host.get("busy_pct"), "run_cpu_s": cpu.get("cpu_s")}
-
-
 def runs_row(meta: dict, run_id: str) -> pl.DataFrame:
     row = {c: meta.get(c) for c in schema.TABLES["runs"]}
-    row.update(health_columns(meta))
+    row.update(metadoc.health_columns(meta))
     row.update(metadoc.run_columns(meta))
     row["run_id"] = run_id
     row["meta_json"] = json.dumps(meta, sort_keys=True, default=str)
@@ -500,16 +234,11 @@ def meta_tables_of(runs: pl.DataFrame) -> Tables:
         t = meta_tables(meta, r["run_id"])
         lifted = t["runs"].row(0, named=True)
         t["runs"] = schema.conform("runs", pl.DataFrame([{**{k: v for k, v in r.items() if v is not None},
-                                                          **{k: lifted[k] for k in metadoc_columns()
+                                                          **{k: lifted[k] for k in metadoc.lifted_columns()
                                                              if r.get(k) is None}}],
                                                         schema=schema.TABLES["runs"]))
         parts.append(t)
     return merge(parts) if parts else {n: schema.empty(n) for n in ("runs", "run_paths", "run_outages")}
-
-
-def metadoc_columns() -> tuple[str, ...]:
-    """The runs columns lifted from meta.json (health and configuration)."""
-    return (*health_columns({}), *metadoc.run_columns({}))
 
 
 LINKEM_COLUMNS = {"direction": pl.Utf8, "packet_id": pl.Int64, "size_bytes": pl.Int64, "arrival_s": pl.Float64,
@@ -571,7 +300,7 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     run_id = run_identity(run_dir, meta)
     for pr in problems:
         pr["run_id"] = run_id
-    pm = {**path_map_from_meta(meta), **(path_map or {})}
+    pm = {**metadoc.path_map_from_meta(meta), **(path_map or {})}
     try:
         list(run_dir.iterdir())
     except OSError as e:
@@ -639,7 +368,7 @@ def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str
     run_id = meta.get("run_id") or (pcap.parent.resolve().name if in_run else pcap.stem) or str(pcap)
     for pr in problems:
         pr["run_id"] = run_id
-    t, pr = analyze_trace(pcap, run_id, vantage, {**path_map_from_meta(meta), **(path_map or {})}, decoder,
+    t, pr = analyze_trace(pcap, run_id, vantage, {**metadoc.path_map_from_meta(meta), **(path_map or {})}, decoder,
                           decoded)
     t["problems"] = problems_table(problems + pr)
     # the meta.json beside it is re-read: its earlier problems rows are replaced (by none once fixed)

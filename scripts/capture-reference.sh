@@ -41,6 +41,6 @@ big=() small=()
 for c in "${campaigns[@]}"; do
   if [ "$c" = ditg ]; then small+=("$tables/$c"); else big+=("$tables/$c"); fi
 done
-[ ${#big[@]} -eq 0 ] || "$py" -m capture reference "${big[@]}" --out "$out" --cap 20000
-[ ${#small[@]} -eq 0 ] || "$py" -m capture reference "${small[@]}" --out "$out" --cap 400
+[ ${#big[@]} -eq 0 ] || "$py" -m pipeline reference "${big[@]}" --out "$out" --cap 20000
+[ ${#small[@]} -eq 0 ] || "$py" -m pipeline reference "${small[@]}" --out "$out" --cap 400
 echo "== done ($(date -u +%FT%TZ))"

@@ -365,9 +365,9 @@ def _run_tables(root, campaign, run_id, paths=("wifi",)):
 
 
 def test_reference_rebuild_of_one_campaign_keeps_the_others_side_files(tmp_path):
-    """``python -m capture reference`` of one campaign's tables replaces that campaign's
+    """``python -m pipeline reference`` of one campaign's tables replaces that campaign's
     folder and its rows of link_truth_summary/thinning, and keeps the other campaigns'."""
-    from capture import reference
+    from pipeline import reference
     out = tmp_path / "ref"
     _run_tables(tmp_path / "t1", "chen", "a_r1")
     _run_tables(tmp_path / "t1", "ditg", "d_r1")

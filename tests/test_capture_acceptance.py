@@ -124,7 +124,7 @@ def test_stall_fields_in_meta(run):
     """meta.json says whether the host stalled the emulator (linkem's late departures
     and reader lag, per path and in total), the host's steal and load, and the run's CPU."""
     d, meta = run
-    assert "meta_schema_problems" not in meta  # what the run wrote matches capture/meta.schema.yaml
+    assert "meta_schema_problems" not in meta  # what the run wrote matches pipeline/meta.schema.yaml
     st = meta["stalls"]
     assert st["measured"] is True and st["late_threshold_ms"] == 1.0 and st["stall_ms"] == 5.0
     for k in ("late_packets", "late_intervals", "reader_lag_packets", "reader_lag_intervals"):

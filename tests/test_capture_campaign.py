@@ -362,11 +362,11 @@ def test_trace_phase_errors_name_the_field(tmp_path):
 
 def test_random_trace_phase_is_recorded_in_meta_and_given_to_linkem(tmp_path, monkeypatch):
     """What linkem receives (its config JSON) and what meta.json records are the same drawn
-    phases; the record matches capture/meta.schema.yaml."""
+    phases; the record matches pipeline/meta.schema.yaml."""
     from types import SimpleNamespace
 
     from capture import emulator
-    from capture.experiment import meta_problems
+    from pipeline.metadoc import problems as meta_problems
     monkeypatch.setattr(emulator, "linkem_available", lambda: True)
     s = next(s for s in expand(validate(traced_doc(tmp_path, trace_offset_ms="random"), base_dir=tmp_path),
                                base_dir=tmp_path) if s.mode == "MP-2")

@@ -87,7 +87,7 @@ def test_interrupt_cleans_up_and_resume_redoes(tmp_path, sig):
     assert r.returncode == 0, r.stderr
     assert (run_dir / ".done").exists() and (run_dir / "meta.json").exists()
     assert not (run_dir / ".started").exists() and not (run_dir / "error.txt").exists()
-    # a tbf run (no linkem, nothing measured of stalls) matches capture/meta.schema.yaml
+    # a tbf run (no linkem, nothing measured of stalls) matches pipeline/meta.schema.yaml
     meta = json.loads((run_dir / "meta.json").read_text())
     assert "meta_schema_problems" not in meta and meta["stalls"]["measured"] is False
     # finished runs are skipped

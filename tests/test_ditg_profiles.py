@@ -186,7 +186,7 @@ def test_tcp_and_mptcp_are_offered_the_same_packets(pair_runs, profile):
 
 @in_testbed
 def test_what_the_pair_wrote_matches_the_schema(pair_runs):
-    from capture.experiment import meta_problems
+    from pipeline.metadoc import problems as meta_problems
     for runs in pair_runs.values():
         for run_dir in runs.values():
             assert meta_problems(json.loads((run_dir / "meta.json").read_text())) == []

@@ -1,4 +1,4 @@
-"""meta.json has one declaration (capture/meta.schema.yaml): what the capture writes
+"""meta.json has one declaration (pipeline/meta.schema.yaml): what the capture writes
 matches it (the committed samples and every run of the committed reference), and the
 pipeline's reader (pipeline.metadoc) drops exactly the fields jsonschema rejects."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from capture.experiment import meta_problems
+from pipeline.metadoc import problems as meta_problems
 from pipeline import metadoc
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pcapgen import (CLIENT_KEY, Subflow, join_handshake, mp_handshake, opt_dss, server_idsn,
                      tcp_handshake, write)
-from pipeline import extract, flows, mptcp, tables
+from pipeline import dsnmap, extract, flows, mptcp, tables
 
 US = 1e-3  # ms: one microsecond, the pcap timestamp resolution
 
@@ -606,9 +606,9 @@ def test_native_dsn_mapping_equals_the_polars_one(data, maps):
                      schema={"_row": pl.UInt32, "stream": pl.UInt32, "rel_seq": pl.Int64})
     m = pl.DataFrame([(s, q * 10, n * 10, dsn) for s, q, n, dsn in maps], orient="row",
                      schema={"stream": pl.UInt32, "map_ssn": pl.Int64, "mp_map_len": pl.UInt16, "map_dsn": pl.Int64})
-    native = flows._dsn_of_mappings_native(d, m)
+    native = dsnmap._dsn_of_mappings_native(d, m)
     assert native is not None
-    want = flows._dsn_of_mappings(d, m).sort("_row")
+    want = dsnmap._dsn_of_mappings(d, m).sort("_row")
     assert d.with_columns(native).equals(want)
 
 

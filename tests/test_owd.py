@@ -11,7 +11,7 @@ import pytest
 from pcapgen import Subflow, join_handshake, mp_handshake, opt_dss, server_idsn, write
 
 from pipeline import runplots
-from pipeline import owd, tables
+from pipeline import assemble, owd, tables
 from pipeline.spill import Spill
 
 WIFI, LTE, SRV = "10.1.0.2", "10.2.0.2", "10.100.0.1"
@@ -195,7 +195,7 @@ def test_a_streamed_end_pairs_with_an_in_memory_one(tmp_path, monkeypatch):
     for end, threshold in (("client", "0"), ("server", str(1 << 62))):
         monkeypatch.setenv("MPTCP_LAB_STREAM_FROM", threshold)
         t, _ = tables.analyze_trace(d / f"{end}.pcap", "run1", end, paired=True)
-        halves[end] = t[tables.OWD_HALF]
+        halves[end] = t[assemble.OWD_HALF]
     assert isinstance(halves["client"], owd.Spilled) and isinstance(halves["server"], pl.DataFrame)
     assert sum(len(f) for f in halves["client"]._files) > 3  # parts written, a few rows each
     with Spill(tmp_path) as out:
@@ -203,5 +203,5 @@ def test_a_streamed_end_pairs_with_an_in_memory_one(tmp_path, monkeypatch):
         mixed = mixed.collect()
     monkeypatch.setenv("MPTCP_LAB_STREAM_FROM", str(1 << 62))
     t, _ = tables.analyze_trace(d / "client.pcap", "run1", "client", paired=True)
-    want, want_notes = owd.pair(t[tables.OWD_HALF], halves["server"], False)
+    want, want_notes = owd.pair(t[assemble.OWD_HALF], halves["server"], False)
     assert want.height == 33 and _same(mixed, want) and notes == want_notes == []

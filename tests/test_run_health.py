@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from capture import health
-from pipeline import schema, store, tables
+from pipeline import metadoc, schema, store, tables
 
 from labfig import db as labdb
 from labfig.session import open_lab
@@ -69,7 +69,7 @@ def test_runs_table_carries_the_health_columns():
 def test_older_table_folders_load_beside_new_ones(tmp_path):
     new = {"runs": tables.runs_row(META, "r1")}
     store.write_tables(new, tmp_path / "new")
-    old_runs = tables.runs_row({"run_id": "r0", "campaign": "chen"}, "r0").drop([*tables.health_columns({}), "attempt"])
+    old_runs = tables.runs_row({"run_id": "r0", "campaign": "chen"}, "r0").drop([*metadoc.health_columns({}), "attempt"])
     store.write_tables({"runs": old_runs}, tmp_path / "old")
     assert "stalled" not in pl.read_parquet(tmp_path / "old" / "runs.parquet").columns
     db = store.load_table_dirs([tmp_path / "old", tmp_path / "new"], tmp_path / "lab.duckdb")

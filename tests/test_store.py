@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from pcapgen import write
-from pipeline import derived, schema, store, tables
+from pipeline import derived, inserts, migrate, schema, store, tables
 from test_metrics_synthetic import single_path, two_subflows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -330,7 +330,7 @@ def test_a_table_over_a_spill_goes_in_whole_whatever_its_traces_and_batches(tmp_
     # A LazyFrame (a streamed trace's rows) goes in batch by batch, one INSERT per run of
     # batches sharing run_id/trace (inserted as constants): runs that switch mid-stream,
     # switch back, or hold two values in one batch must all land, row for row.
-    monkeypatch.setattr(store, "_BATCH_ROWS", 7)
+    monkeypatch.setattr(inserts, "_BATCH_ROWS", 7)
     n = 100
     rows = pl.DataFrame({
         "run_id": ["a"] * 30 + ["b"] * 33 + ["a"] * 37,
@@ -342,8 +342,8 @@ def test_a_table_over_a_spill_goes_in_whole_whatever_its_traces_and_batches(tmp_
     spilled = tmp_path / "rows.arrow"
     rows.write_ipc(spilled)
     con = duckdb.connect(str(tmp_path / "t.duckdb"))
-    store._ensure_schema(con)
-    store._insert(con, {"rtt_samples": pl.scan_ipc(spilled)})
+    migrate.ensure_schema(con)
+    inserts.insert(con, {"rtt_samples": pl.scan_ipc(spilled)})
     got = con.sql("SELECT * FROM rtt_samples ORDER BY frame").pl()
     want = schema.conform("rtt_samples", rows)
     assert got.select(want.columns).equals(want)

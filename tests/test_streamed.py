@@ -60,13 +60,13 @@ def test_a_spilled_traces_tables_are_the_in_memory_ones(pcap, tmp_path):
     written as their rows are settled), in pieces of random sizes; a capture out of
     timestamp order is put in order as ``sanity`` does (``timeorder``)."""
     pytest.importorskip("pcapdecode")
-    from pipeline import tables
+    from pipeline import assemble, tables
     p = _compact(pcap)
     c = sanity.check(p, now_s=2e9)
     want_trace = flows.build_trace(c.packets)
     compared = 0
     for vantage in ("client", "server"):
-        want = tables.assemble(tables.measure(want_trace, vantage), want_trace.subflows, "r", "t", vantage, {}, [])
+        want = assemble.assemble(tables.measure(want_trace, vantage), want_trace.subflows, "r", "t", vantage, {}, [])
         want = {k: sanity.restore_frames(t, c.frames) for k, t in want.items()}
         s, d, o = _spilled_in_time_order(p, 7, tmp_path)
         with s, spill.Spill(tmp_path) as out:
@@ -75,7 +75,7 @@ def test_a_spilled_traces_tables_are_the_in_memory_ones(pcap, tmp_path):
             except streamed.InMemory:
                 continue
             problems: list[dict] = []
-            got = tables.assemble(streamed.measure(tr, vantage, out), tr.subflows, "r", "t", vantage, {}, problems)
+            got = assemble.assemble(streamed.measure(tr, vantage, out), tr.subflows, "r", "t", vantage, {}, problems)
             assert sorted(got) == sorted(want)
             for name in want:
                 assert _sorted(got[name]).equals(_sorted(want[name])), name

@@ -178,54 +178,63 @@ impl Reader {
                 }
                 other => other,
             };
-            match step {
-                Ok((offset, keep_going)) => {
-                    // Not `consume`: it moves the unread half of the buffer to its start
-                    // each time the read position passes the middle (a 512 KiB memmove per
-                    // MiB read, ~4 % of decoding); `refill` moves only the partial record left.
-                    self.inner.consume_noshift(offset);
-                    self.pos += offset as u64;
-                    if !keep_going {
-                        return;
-                    }
-                }
-                Err(Step::Eof) => {
-                    self.end = Some(End::Clean);
-                    return;
-                }
-                Err(Step::Truncated) => {
-                    self.end = Some(End::Truncated);
-                    return;
-                }
-                Err(Step::Refill) => {
-                    if self.inner.refill().is_err() {
-                        self.end = Some(End::Corrupt("read error".into()));
-                        return;
-                    }
-                }
-                Err(Step::Grow) => {
-                    // A record larger than the buffer: grow, unless it is absurd.
-                    if self.capacity * 2 > MAX_BUFFER || !self.inner.grow(self.capacity * 2) {
-                        self.end = Some(End::Corrupt(format!(
-                            "a record claims more than {} MiB",
-                            self.capacity >> 20
-                        )));
-                        return;
-                    }
-                    self.capacity *= 2;
-                    if self.inner.refill().is_err() {
-                        self.end = Some(End::Corrupt("read error".into()));
-                        return;
-                    }
-                }
-                Err(Step::Corrupt(msg)) => {
-                    self.end = Some(End::Corrupt(msg));
-                    return;
-                }
+            if !self.advance(step) {
+                return;
             }
         }
     }
 
+    /// Acts on one step of the reader (`for_each`): moves past what was read, or ends,
+    /// refills or grows the buffer; false when `for_each` returns (the caller's batch is
+    /// full, or the file ended).
+    fn advance(&mut self, step: Result<(usize, bool), Step>) -> bool {
+        match step {
+            Ok((offset, keep_going)) => {
+                // Not `consume`: it moves the unread half of the buffer to its start
+                // each time the read position passes the middle (a 512 KiB memmove per
+                // MiB read, ~4 % of decoding); `refill` moves only the partial record left.
+                self.inner.consume_noshift(offset);
+                self.pos += offset as u64;
+                if !keep_going {
+                    return false;
+                }
+            }
+            Err(Step::Eof) => {
+                self.end = Some(End::Clean);
+                return false;
+            }
+            Err(Step::Truncated) => {
+                self.end = Some(End::Truncated);
+                return false;
+            }
+            Err(Step::Refill) => {
+                if self.inner.refill().is_err() {
+                    self.end = Some(End::Corrupt("read error".into()));
+                    return false;
+                }
+            }
+            Err(Step::Grow) => {
+                // A record larger than the buffer: grow, unless it is absurd.
+                if self.capacity * 2 > MAX_BUFFER || !self.inner.grow(self.capacity * 2) {
+                    self.end = Some(End::Corrupt(format!(
+                        "a record claims more than {} MiB",
+                        self.capacity >> 20
+                    )));
+                    return false;
+                }
+                self.capacity *= 2;
+                if self.inner.refill().is_err() {
+                    self.end = Some(End::Corrupt("read error".into()));
+                    return false;
+                }
+            }
+            Err(Step::Corrupt(msg)) => {
+                self.end = Some(End::Corrupt(msg));
+                return false;
+            }
+        }
+        true
+    }
 
     /// Checks the next classic pcap record header before pcap-parser reads it, with
     /// `capfile.scan`'s rules: a captured length above the limit, a fraction of a

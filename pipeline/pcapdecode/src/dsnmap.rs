@@ -1,6 +1,6 @@
 //! Each data packet's data sequence number from the DSS mappings of its subflow: the
-//! sorts and as-of join of `flows._map_dsn_one_way` as a sort of each subflow's
-//! mappings and a binary search per packet. `pipeline/flows.py` (`_dsn_of_mappings`)
+//! sorts and as-of join of `dsnmap._map_dsn_one_way` as a sort of each subflow's
+//! mappings and a binary search per packet. `pipeline/dsnmap.py` (`_dsn_of_mappings`)
 //! keeps the polars version as the definition; the tests hold this one equal to it.
 
 use crate::rtt::dense_streams;

@@ -221,25 +221,7 @@ impl SeqRows {
                     ack_row = Some((moved, dmoved));
                 }
             }
-            let data_row = (p.payload[i] > 0).then(|| {
-                let (Some(c), Some(s)) = (conn_of(i), p.dsn.get(i)) else { return false };
-                let e = s + p.payload[i] as i64;
-                let g = conn_key(c, !p.down[i]);
-                if g >= self.carried_by.len() {
-                    self.carried_by.resize_with(g + 1, Vec::new); // data the first read did not announce
-                }
-                let group = &mut self.carried_by[g];
-                let again = group.iter().any(|(st, iv)| *st != p.stream[i] && iv.overlaps(s, e));
-                match group.iter_mut().find(|(st, _)| *st == p.stream[i]) {
-                    Some((_, iv)) => iv.add(s, e),
-                    None => {
-                        let mut iv = Intervals::default();
-                        iv.add(s, e);
-                        group.push((p.stream[i], iv));
-                    }
-                }
-                again
-            });
+            let data_row = (p.payload[i] > 0).then(|| self.reinjected(p, i, conn_of(i)));
             // "down" first: the data row when the packet travels down, else the ACK row
             if p.down[i] {
                 if let Some(r) = data_row {
@@ -257,6 +239,28 @@ impl SeqRows {
         }
         self.rows_before += n;
         out
+    }
+
+    /// Whether data packet `i` (on connection `conn`) carries bytes another subflow of its
+    /// connection carried before (a reinjection); its bytes are recorded as its subflow's.
+    fn reinjected(&mut self, p: &Piece, i: usize, conn: Option<u32>) -> bool {
+        let (Some(c), Some(s)) = (conn, p.dsn.get(i)) else { return false };
+        let e = s + p.payload[i] as i64;
+        let g = conn_key(c, !p.down[i]);
+        if g >= self.carried_by.len() {
+            self.carried_by.resize_with(g + 1, Vec::new); // data the first read did not announce
+        }
+        let group = &mut self.carried_by[g];
+        let again = group.iter().any(|(st, iv)| *st != p.stream[i] && iv.overlaps(s, e));
+        match group.iter_mut().find(|(st, _)| *st == p.stream[i]) {
+            Some((_, iv)) => iv.add(s, e),
+            None => {
+                let mut iv = Intervals::default();
+                iv.add(s, e);
+                group.push((p.stream[i], iv));
+            }
+        }
+        again
     }
 }
 

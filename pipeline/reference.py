@@ -1,6 +1,6 @@
 """Build the committed reference tables (data/reference/) from analysed runs.
 
-    python -m capture reference TABLE_ROOT [TABLE_ROOT ...] --out data/reference
+    python -m pipeline reference TABLE_ROOT [TABLE_ROOT ...] --out data/reference
 
 TABLE_ROOT holds per-run table folders (``<run>/<table>.parquet``, as written by
 ``python -m pipeline tables RUN_DIR --out DIR`` or the workflow's results/tables/...),
@@ -34,6 +34,9 @@ import sys
 from pathlib import Path
 
 import polars as pl
+
+from . import schema
+from .store import read_tables
 
 # app_latency is never thinned: a D-ITG claim's per-run mean latency and the offered-load
 # check's received-packet count (pipeline.derived run_facts: avg and count over its rows)
@@ -82,9 +85,6 @@ def link_summary(lt: pl.DataFrame) -> pl.DataFrame:
 
 
 def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> dict:
-    from pipeline import schema
-    from pipeline.store import read_tables
-
     out = Path(out)
     dirs = find_run_table_dirs(roots)
     by_campaign: dict[str, list[dict[str, pl.DataFrame]]] = {}
@@ -146,7 +146,7 @@ def _merge_write(path: Path, replaced: set[str], new: pl.DataFrame) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m capture reference", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m pipeline reference", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("roots", nargs="+", help="folders holding per-run table folders")
     ap.add_argument("--out", default="data/reference")

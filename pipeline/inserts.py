@@ -1,0 +1,142 @@
+"""Rows into an open DuckDB store: the tables of one write, as fast as DuckDB takes
+them (the two per-packet tables in threads of their own, a spilled trace's tables
+batch by batch with DuckDB's memory bounded). ``store`` decides what is replaced and
+where the file goes; this only inserts.
+"""
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from . import schema
+
+if TYPE_CHECKING:
+    import duckdb
+
+
+class Arrow:
+    """A polars frame as DuckDB scans it: through the Arrow C stream interface, string
+    views and all, with no copy and no pyarrow (whose import alone costs more than
+    writing a trace's tables)."""
+
+    def __init__(self, df: pl.DataFrame) -> None:
+        self._df = df
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self._df.__arrow_c_stream__(requested_schema)
+
+
+# Columns that one trace's rows share: inserted as constants when they hold one value.
+_CONSTANT_CANDIDATES = ("run_id", "trace", "vantage")
+# The two tables with a row per packet or sample: each inserted by its own DuckDB
+# connection, in parallel with the rest (most of a write's time is DuckDB compressing
+# and writing these two).
+_BIG_TABLES = ("seq_packets", "rtt_samples")
+
+
+# Rows per batch of a table over a spill (a streamed trace's), read one after another
+# (at 10M packets, batches of 2^18 rows peaked 50 MB higher, and were no faster).
+_BATCH_ROWS = 1 << 16
+
+
+def _constants(df: pl.DataFrame) -> dict[str, object]:
+    """The columns of ``_CONSTANT_CANDIDATES`` that hold one value in ``df``: inserted as
+    SQL constants, since exported to Arrow they would be repeated on each of millions
+    of rows. (Asked through select: a trace's constant is a scalar column there, not
+    made row by row.)"""
+    candidates = [c for c in _CONSTANT_CANDIDATES if c in df.columns]
+    one = df.select((pl.col(c).null_count() == 0) & (pl.col(c).n_unique() == 1)
+                    for c in candidates).row(0) if candidates else ()
+    return {c: df[c][0] for c, single in zip(candidates, one) if single}
+
+
+def _insert_from(con: duckdb.DuckDBPyConnection, name: str, cols: list[str], consts: dict[str, object],
+                 source: object) -> None:
+    """INSERT ``source`` (anything DuckDB scans: a frame with the Arrow C stream
+    interface, a pyarrow reader) with its ``cols`` and ``consts``."""
+    frame = f"_frame_{name}"
+    con.register(frame, source)
+    names = ", ".join(f'"{c}"' for c in [*cols, *consts])
+    values = ", ".join([*(f'"{c}"' for c in cols), *("?" for _ in consts)])
+    try:
+        con.execute(f'INSERT INTO "{name}" ({names}) SELECT {values} FROM {frame}', list(consts.values()))
+    finally:
+        con.unregister(frame)
+
+
+def insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame | pl.LazyFrame) -> None:
+    df = schema.conform(name, df)
+    if isinstance(df, pl.LazyFrame):
+        _insert_batches(con, name, df)
+        return
+    if not df.height:
+        return
+    consts = _constants(df)
+    cols = [c for c in df.columns if c not in consts]
+    _insert_from(con, name, cols, consts, Arrow(df.select(cols)))
+
+
+def _insert_batches(con: duckdb.DuckDBPyConnection, name: str, lf: pl.LazyFrame) -> None:
+    """A table over a spill, its batches read as DuckDB takes them: one INSERT per run of
+    batches with the same constants (one per trace), so that DuckDB writes whole row
+    groups as they fill instead of a statement's worth at a time."""
+    import pyarrow as pa  # (not imported for the small tables: its import costs ~0.2 s)
+
+    batches = (b for b in lf.collect_batches(chunk_size=_BATCH_ROWS) if b.height)
+    pending = next(batches, None)
+    while pending is not None:
+        consts = _constants(pending)
+        cols = [c for c in pending.columns if c not in consts]
+        arrow_schema = pending.head(0).select(cols).to_arrow().schema
+
+        def same() -> object:
+            nonlocal pending
+            yield from pending.select(cols).to_arrow().to_batches()
+            while (pending := next(batches, None)) is not None and _constants(pending) == consts:
+                yield from pending.select(cols).to_arrow().cast(arrow_schema).to_batches()
+
+        _insert_from(con, name, cols, consts, pa.RecordBatchReader.from_batches(arrow_schema, same()))
+
+
+# DuckDB's memory while a streamed trace's tables go in: it would otherwise hold
+# hundreds of MB of row groups it compresses, on top of the rows being inserted
+# (at 10M packets, 64 MB took as long as 1 GB, and peaked 50 MB lower than 128 MB).
+_STREAMED_MEMORY_LIMIT = "64MB"
+
+
+def insert(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame | pl.LazyFrame]) -> None:
+    if any(isinstance(df, pl.LazyFrame) for df in tables.values()):
+        # over a spill: kept out of memory, so one table after another, DuckDB's memory
+        # bounded; in any row order (the rows of a streamed trace come as they settle,
+        # and every reader orders them), so that both threads write row groups
+        con.execute(f"SET memory_limit = '{_STREAMED_MEMORY_LIMIT}'")
+        con.execute("SET preserve_insertion_order = false")
+        for name in schema.TABLES:
+            insert_one(con, name, tables.get(name, schema.empty(name)))
+        return
+    big = [n for n in _BIG_TABLES if n in tables and schema.rows(tables[n])]
+    errors: list[BaseException] = []
+
+    def insert_big(name: str) -> None:
+        try:
+            with con.cursor() as cur:
+                insert_one(cur, name, tables[name])
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=insert_big, args=(n,), name=f"insert {n}") for n in big]
+    for t in threads:
+        t.start()
+    try:
+        con.execute("BEGIN TRANSACTION")  # one commit for the small tables, not one each
+        for name in schema.TABLES:
+            if name not in big:
+                insert_one(con, name, tables.get(name, schema.empty(name)))
+        con.execute("COMMIT")
+    finally:
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]

@@ -1,0 +1,67 @@
+"""The store's schema in a DuckDB file: created in a new one, upgraded in one an older
+version of the lab wrote (``ensure_schema``).
+
+A file records no version of its own (files written before this module existed record
+none either): what an upgrade needs is read off the tables and columns the file has, so
+a file of any earlier version upgrades the same way. ``SCHEMA_VERSION`` counts the
+upgrades below, newest last:
+
+1. columns added to a table since it was written (``ALTER TABLE ... ADD COLUMN``, null
+   in the rows already there; the column lands last in the file, wherever
+   ``schema.TABLES`` puts it: inserts name their columns and readers select them, so
+   a file's column order is free);
+2. ``direction``: rows written before directions existed were downloads;
+3. meta.json lifted into columns and tables (``run_paths``, ``run_outages``): a store
+   from before them has its runs' ``meta_json`` lifted here;
+4. ``runs.study`` (meta.json ``study``): an added column (1), null in older rows.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from . import schema
+from .inserts import insert_one
+from .tables import meta_tables_of
+
+if TYPE_CHECKING:
+    import duckdb
+
+SCHEMA_VERSION = 4
+
+
+def columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    rows = con.execute("SELECT table_name, column_name FROM information_schema.columns "
+                       "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall()
+    out: dict[str, list[str]] = {}
+    for t, c in rows:
+        out.setdefault(t, []).append(c)
+    return out
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create missing tables; add columns a table of an older version lacks."""
+    have = columns(con)
+    lifted = "run_paths" not in have and "runs" in have  # a store from before meta.json's columns
+    for t, cols in schema.TABLES.items():
+        if t not in have:
+            con.execute(schema.ddl(t))
+            continue
+        for c, dtype in cols.items():
+            if c not in have[t]:
+                con.execute(f'ALTER TABLE "{t}" ADD COLUMN "{c}" {schema.sql_type(dtype)}')
+                if c == "direction" and t in schema.DIRECTION_TABLES:
+                    # rows written before directions existed were downloads (schema.legacy_direction)
+                    con.execute(f'UPDATE "{t}" SET direction = \'down\'')
+    if lifted and con.execute("SELECT count(*) FROM runs").fetchall()[0][0]:
+        _lift_meta_json(con)
+
+
+def _lift_meta_json(con: duckdb.DuckDBPyConnection) -> None:
+    """A store from before meta.json's columns: its runs' meta.json lifted into the
+    columns and tables the derived layer reads."""
+    t = meta_tables_of(pl.from_arrow(con.sql("SELECT * FROM runs").to_arrow_table()))
+    con.execute("DELETE FROM runs")
+    for name, df in t.items():
+        insert_one(con, name, df)
