@@ -73,7 +73,7 @@ class Facts:
         r = r.filter(pl.col("has_outages").fill_null(False) == outages)
         stalled = r.filter(pl.col("stalled").fill_null(False))
         note = f"{stalled.height} stalled run(s) left out" if stalled.height else ""
-        return r.filter(~pl.col("stalled").fill_null(False)), note
+        return r.filter(pl.col("usable")), note
 
 
 def values(df: pl.DataFrame, column: str) -> np.ndarray:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline.derived import study_sql
+from pipeline.derived import runs_study_sql
 
 FIELDS = ("campaign", "study", "runs", "scales", "seeds", "first", "last", "stalled", "commits", "hosts")
 
-SQL = f"""
-SELECT coalesce(campaign, '?'), any_value({study_sql()}), count(*),
+SQL = """
+SELECT coalesce(campaign, '?'), any_value({study}), count(*),
        coalesce(string_agg(DISTINCT scale, ', '), '?'),
        coalesce(string_agg(DISTINCT campaign_seed::VARCHAR, ', '), '–'),
        min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled),
@@ -26,7 +26,7 @@ FROM runs GROUP BY ALL ORDER BY 1"""
 def campaigns(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """One dict per campaign (``FIELDS``); empty when the database has no ``runs`` table."""
     try:
-        return [dict(zip(FIELDS, r)) for r in con.execute(SQL).fetchall()]
+        return [dict(zip(FIELDS, r)) for r in con.execute(SQL.format(study=runs_study_sql(con))).fetchall()]
     except duckdb.Error:
         return []
 

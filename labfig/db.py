@@ -46,8 +46,9 @@ def runs_of(paper: str, stalled: bool = True) -> str:
     return sql if stalled else sql + f" AND {NOT_STALLED}"
 
 
-# The runs the host did not stall (unmeasured: kept): a WHERE condition on run_config.
-NOT_STALLED = "NOT stalled"
+# The runs the host did not stall (unmeasured: kept): run_config.usable, the derived
+# layer's one rule, which the findings read too (findings.measure.Facts.of).
+NOT_STALLED = "usable"
 
 
 def usable(paper: str, alias: str = "", outages: bool = False) -> str:
@@ -56,7 +57,7 @@ def usable(paper: str, alias: str = "", outages: bool = False) -> str:
     stalled=False)``, ``findings.measure``): stalled runs left out and, unless
     ``outages``, the handover runs (links taken down on purpose) too."""
     p = f"{alias}." if alias else ""
-    cond = f"{p}study = '{paper}' AND NOT {p}stalled"  # NOT_STALLED with the alias
+    cond = f"{p}study = '{paper}' AND {p}usable"  # NOT_STALLED with the alias
     return cond if outages else f"{cond} AND NOT {p}has_outages"
 
 

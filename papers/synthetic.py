@@ -20,11 +20,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from capture.spec import RunSpec, direction, expand, load
-from pipeline.schema import TABLES, conform, ddl, empty
+from pipeline import store
+from pipeline.schema import TABLES, conform, empty
 from pipeline.tables import meta_tables_of
 
 from . import PAPERS
@@ -199,20 +199,13 @@ class Builder:
                 self.spec_run(s, rep, latency_ms)
 
     def write(self, path: Path) -> Path:
+        """The database, written through the store as the pipeline writes it (a new file)."""
         path = Path(path)
         path.unlink(missing_ok=True)
-        con = duckdb.connect(str(path))
         frames = {t: conform(t, pl.DataFrame(rows, infer_schema_length=None)) if rows else empty(t)
                   for t, rows in self.rows.items()}
         frames.update(meta_tables_of(frames["runs"]))  # meta.json lifted as the pipeline lifts it
-        for table, df in frames.items():
-            con.execute(ddl(table))
-            if df.height:
-                con.register("df_view", df.to_arrow())
-                con.execute(f'INSERT INTO "{table}" SELECT * FROM df_view')
-                con.unregister("df_view")
-        con.close()
-        return path
+        return store.write_duckdb(frames, path)
 
 
 def build(path: Path, papers: tuple[str, ...] | None = None, reps: int = 5) -> Path:

@@ -32,6 +32,7 @@ one path of several (CS244's handover over Ethernet, WiFi and 3G).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,7 +66,7 @@ def _pairs(vary: str, values: tuple[str, str], names: tuple[str, str], same: str
     the baseline), with the relative goodput difference against the baseline."""
     a, b = names
     return f"""
-            SELECT a.campaign, a.scenario, a.size_bytes, a.size_label, a.{same}, a.repetition,
+            SELECT a.campaign, a.study, a.scenario, a.size_bytes, a.size_label, a.{same}, a.repetition,
                    a.run_id AS {a}_run, b.run_id AS {b}_run,
                    a.goodput_mbit AS {a}_goodput_mbit, b.goodput_mbit AS {b}_goodput_mbit,
                    100 * rel_diff(a.goodput_mbit, b.goodput_mbit) AS rel_diff_pct,{' ' + extra + ',' if extra else ''}
@@ -78,13 +79,33 @@ def _pairs(vary: str, values: tuple[str, str], names: tuple[str, str], same: str
               AND a.goodput_mbit IS NOT NULL AND b.goodput_mbit IS NOT NULL"""
 
 
-def _study(runs: set[str]) -> str:
-    """SQL: the paper or study a run belongs to: meta.json's ``study`` (runs.study), else
-    its campaign's name up to the first '-', '_' or '.' (older captures name the campaign
-    after the study, with a suffix for a variant: '<study>-seed2'); a store written before
-    runs.study existed reads the campaign's name only, until its next write adds the column."""
-    given = "nullif(r.study, '')" if "study" in runs else "NULL"
-    return f"coalesce({given}, nullif(lower(regexp_extract(coalesce(campaign, ''), '^([^-_.]+)', 1)), ''))"
+# The study (paper) a run belongs to: meta.json's ``study`` (runs.study), else its
+# campaign's name up to the first '-', '_' or '.', lower-cased (older captures name the
+# campaign after the study, with a suffix for a variant: '<study>-seed2'). One rule,
+# written for SQL (the derived views, the provenance, the report) and for Python (a
+# failed capture's status file, which never reached a table).
+STUDY_HEAD = "^([^-_.]+)"
+
+
+def study_sql(campaign: str = "campaign", study: str | None = "study") -> str:
+    """SQL of a run's study; ``study=None`` where the table has no study column (a store
+    written before runs.study existed reads the campaign's name only, until its next
+    write adds the column)."""
+    given = f"nullif({study}, '')" if study else "NULL"
+    return f"coalesce({given}, nullif(lower(regexp_extract(coalesce({campaign}, ''), '{STUDY_HEAD}', 1)), ''))"
+
+
+def runs_study_sql(con: duckdb.DuckDBPyConnection) -> str:
+    """``study_sql`` for the ``runs`` table of ``con`` (with or without its study column)."""
+    return study_sql("campaign", "study" if "study" in _columns(con).get("runs", set()) else None)
+
+
+def study_of(campaign: str | None, study: str | None = None) -> str | None:
+    """``study_sql`` in Python."""
+    if study:
+        return study
+    m = re.match(STUDY_HEAD, campaign or "")
+    return m.group(1).lower() if m else None
 
 
 # One definition per macro and view (``definitions`` lists them in dependency order):
@@ -306,7 +327,7 @@ def _download_views(columns: dict[str, set[str]]) -> list[Definition]:
 
 
 def _run_config(study: str) -> Definition:
-    """``run_config``; ``study``: the SQL of its study column (``_study``)."""
+    """``run_config``; ``study``: the SQL of its study column (``study_sql``)."""
     return Definition("run_config", "view", f"""
             WITH ps AS (SELECT run_id, CASE WHEN path = 'wifi' THEN 'wifi' ELSE 'cell' END AS side,
                                max(delay_ms) FILTER (WHERE direction = 'down') AS d_down,
@@ -343,7 +364,7 @@ def _run_config(study: str) -> Definition:
                 campaign_seed, scale, duration_s, host, kernel_release, linkem_build,
                 unplug_path, unplug_at_s, replug_at_s
             FROM runs r LEFT JOIN pv USING (run_id) LEFT JOIN outs USING (run_id))
-            SELECT *, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
+            SELECT *, NOT stalled AS usable, rtt_wifi_ms = rtt_cell_ms AS symmetric_rtt,
                    CASE WHEN rate_wifi_mbit > rate_cell_mbit THEN 'wifi'
                         WHEN rate_wifi_mbit < rate_cell_mbit THEN 'lte' END AS faster_path
             FROM c""",
@@ -364,7 +385,8 @@ def _run_config(study: str) -> Definition:
                       "has_outages: links taken down on purpose (handover runs; on any path). stalled: the host stalled "
                       "the emulator (linkem's stalls.stalled: a frame left more than the campaign's "
                       "threshold late, so the path's delay was not the configured one); findings leave "
-                      "such runs out and say how many. complete: false when a D-ITG test did not generate "
+                      "such runs out and say how many. usable: not stalled, the runs the findings and figures "
+                      "use (one rule for SQL and polars). complete: false when a D-ITG test did not generate "
                       "its whole schedule or did not deliver every generated packet before its drain "
                       "limit (result.complete; app_drained: result.drained) -- a transport stall, the "
                       "protocol's own outcome (upstream MPTCP's receive-memory stall over 10/400 ms paths, "
@@ -382,7 +404,7 @@ def definitions(columns: dict[str, set[str]]) -> list[Definition]:
     """Every macro and view, in dependency order, for tables with ``columns``."""
     return [
         _SIZE_LABEL, _REL_DIFF, _REL_CHANGE, *_download_views(columns), _MAIN_CONNECTIONS,
-        _run_config(_study(columns.get("runs", set()))), _RUN_METRICS, _RUN_DELIVERY, _RUN_FACTS, _OUTAGE_DELIVERY,
+        _run_config(study_sql("campaign", "r.study" if "study" in columns.get("runs", set()) else None)), _RUN_METRICS, _RUN_DELIVERY, _RUN_FACTS, _OUTAGE_DELIVERY,
         _RUN_RTT, _PRIMARY_PAIRS, _CC_PAIRS
     ]
 

@@ -24,7 +24,7 @@ from findings.evaluate import band_text, ours_text
 from findings.provenance import campaigns
 
 from papers import PAPERS
-from pipeline.derived import study_of, study_sql
+from pipeline.derived import runs_study_sql, study_of
 
 TITLES = {p.id: p.title for p in PAPERS.values()}
 
@@ -39,7 +39,7 @@ ISSUE_FIELDS = ("campaign", "study", "run_id", "what", "reason")
 def run_issues(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """Runs in the database that were repeated, left out or did not complete, and why."""
     rows = con.execute(f"""
-        SELECT coalesce(campaign, '?'), {study_sql()}, run_id, stalled, attempt, worst_late_ms, complete
+        SELECT coalesce(campaign, '?'), {runs_study_sql(con)}, run_id, stalled, attempt, worst_late_ms, complete
         FROM runs WHERE meta_json IS NOT NULL ORDER BY 1, 3""").fetchall()
     out = []
     for camp, study, run, stalled, attempt, late, complete in rows:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
-from pipeline.schema import TABLES, conform, ddl, legacy_direction
+from pipeline import store
+from pipeline.schema import TABLES, conform, legacy_direction
 from pipeline.tables import meta_tables_of
 
 
@@ -102,17 +102,11 @@ class Lab:
                                              path="wifi", frame=1, sent_s=0.0, rtt_ms=9999.0, direction="up"))
 
     def write(self, path: Path) -> Path:
-        con = duckdb.connect(str(path))
+        """Through the store, as the pipeline writes (a new file: the rows are the test's)."""
+        Path(path).unlink(missing_ok=True)
         frames = {t: conform(t, legacy_direction(t, pl.DataFrame(rows, infer_schema_length=None))) if rows
                   else conform(t, pl.DataFrame(schema=TABLES[t])) for t, rows in self.rows.items()}
         # meta.json's columns and tables, lifted as the pipeline lifts them (rows written
         # without a direction are downloads, as the tables held before issue 9)
         frames.update(meta_tables_of(frames["runs"]))
-        for t, frame in frames.items():
-            con.execute(ddl(t))
-            if frame.height:
-                con.register("v", frame.to_arrow())
-                con.execute(f'INSERT INTO "{t}" SELECT * FROM v')
-                con.unregister("v")
-        con.close()
-        return path
+        return store.write_duckdb(frames, path)
