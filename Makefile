@@ -68,12 +68,11 @@ test: system venv linkem cc thirdparty lint
 # Verdicts, figures and report from the committed standard-scale reference (minutes);
 # SCALE=standard|quick|paper captures that scale here first (root; quick: figures only).
 # Each reproduction has a results folder of its own (results/, results/<scale>/): a
-# folder's database keeps every run loaded into it. Quick runs are captured apart
-# (data/raw/quick/), since some of their run ids are the standard scale's too;
-# standard and paper runs share data/raw/ (the paper scale takes the standard runs it
-# also plans as captured).
+# folder's database keeps every run loaded into it. Where a scale's captures go is the
+# scale table's (capture/scales.py; `python -m capture scales` prints it).
+# (RAW is expanded when the recipe runs, after the venv it asks exists)
 RESULTS := results$(if $(SCALE),/$(SCALE))
-RAW     := data/raw$(if $(filter quick,$(SCALE)),/quick)
+RAW      = $(shell $(BIN)/python -m capture scales --raw-dir $(SCALE))
 reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all --logger mptcp-lab $(if $(SCALE),--config capture=true scale=$(SCALE) results_dir=$(RESULTS) raw_dir=$(RAW))
 	@# exit 3 when a failed capture left a judged paper with fewer runs than planned

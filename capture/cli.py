@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .spec import SCALES
+from .scales import SCALES, raw_dir
 from .util import LINKEM, REPO, Interrupted, linkem_available, signals_raise
 
 SAMPLES_CAMPAIGN = REPO / "capture" / "campaigns" / "samples.yaml"
@@ -149,6 +149,18 @@ def cmd_estimate(a) -> int:
     return 0
 
 
+def cmd_scales(a) -> int:
+    if a.raw_dir:
+        if a.raw_dir not in SCALES:
+            print(f"error: unknown scale {a.raw_dir!r} (one of {', '.join(SCALES)})", file=sys.stderr)
+            return 2
+        print(raw_dir(a.raw_dir))
+        return 0
+    for s in SCALES.values():
+        print(f"{s.name:9s} {'verdicts' if s.evidence else 'figures only':13s} {raw_dir(s.name):14s} {s.what}")
+    return 0
+
+
 def cmd_sweep(a) -> int:
     from .topology import sweep
     removed = sweep(all_owners=a.all)
@@ -204,6 +216,9 @@ def main(argv=None) -> int:
     e.add_argument("--hosts", type=int, nargs="+", default=[1, 8, 32], metavar="N",
                    help="numbers of hosts to plan for (default: 1 8 32)")
     e.set_defaults(fn=cmd_estimate)
+    sc = sub.add_parser("scales", help="what each campaign scale means (capture/scales.py)")
+    sc.add_argument("--raw-dir", metavar="SCALE", help="print only where SCALE's captures go")
+    sc.set_defaults(fn=cmd_scales)
     w = sub.add_parser("sweep", help="delete namespaces left by crashed runs (prefix mpl-)")
     w.add_argument("--all", action="store_true", help="also namespaces of live runs")
     w.set_defaults(fn=cmd_sweep)

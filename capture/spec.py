@@ -16,6 +16,7 @@ import jsonschema
 import yaml
 
 from .kernel import load_profile
+from .scales import SCALES, default_scale
 
 # Which paths each mode uses. The run spec (RunSpec.paths) and the validation (every
 # scenario links the paths its modes use; the schema's mode and path enums) read it.
@@ -43,11 +44,11 @@ def _load_schema() -> dict:
     d["mode"]["enum"] = list(MODE_PATHS)
     d["path"]["enum"] = list(PATH_INDEX)
     d["scenario"]["properties"].update({p: {"$ref": "#/definitions/link"} for p in PATH_INDEX})
+    doc["properties"]["scales"]["propertyNames"]["enum"] = list(SCALES)  # capture/scales.py
     return doc
 
 
 SCHEMA = _load_schema()
-SCALES = tuple(SCHEMA["properties"]["scales"]["propertyNames"]["enum"])
 WORKLOADS = tuple(SCHEMA["definitions"]["workload"]["enum"])
 SIZED = ("http", "iperf3-up")  # workloads given a size (bytes to move)
 SIZE_RE = re.compile(SCHEMA["definitions"]["size"]["oneOf"][1]["pattern"], re.I)
@@ -471,7 +472,7 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
     comes from it, so the same seed repeats a capture exactly and a new seed gives an
     independent replicate of it."""
     if scale is None and doc.get("scales"):
-        scale = "quick" if "quick" in doc["scales"] else next(iter(doc["scales"]))
+        scale = default_scale(doc["scales"])
     doc = apply_scale(doc, scale)
     links = _scenario_links(doc, Path(base_dir) if base_dir else None)
     cc = _default_cc(doc)

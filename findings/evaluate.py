@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from capture.scales import NOT_EVIDENCE
 from pipeline import derived
 
 from .claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, LAB_CHECK, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
@@ -279,7 +280,7 @@ def quick_papers(facts: Facts | None) -> set[str]:
     """Papers with any quick-scale run in the database: their rows are not judged."""
     if facts is None or "scale" not in facts.runs.columns:
         return set()
-    q = facts.runs.filter(pl.col("scale") == "quick")
+    q = facts.runs.filter(pl.col("scale").is_in(NOT_EVIDENCE))
     return {p for p in q["paper"].unique().to_list() if p}
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from capture.kernel import testbed_blockers
+from capture.scales import NOT_EVIDENCE, SCALES
 from papers import PAPERS
 from pipeline.schema import TABLES
 
@@ -134,8 +135,8 @@ def data_source():
             f"captured on this machine at the {config['scale']} scale"
             f" ({', '.join(config['campaigns'])}; run folders in {config['raw_dir']})"
             + (
-                " — quick scale: figures only, no verdicts"
-                if config["scale"] == "quick"
+                f" — {config['scale']} scale: figures only, no verdicts"
+                if not SCALES[config["scale"]].evidence
                 else ""
             )
         )
@@ -163,15 +164,16 @@ def source_key():
 
 
 def _quick_runs_in_raw_dir():
-    """Finished quick-scale runs in the campaigns' raw folders: a run id of the quick
-    scale may also be one of the standard scale's, which would then be taken as
+    """Finished figures-only (quick) runs in the campaigns' raw folders: a run id of the
+    quick scale may also be one of the standard scale's, which would then be taken as
     captured, and a database with any quick run judges none of its paper's rows."""
     n = 0
     for name in campaign_files():
         for d in run_dirs_under(f"{config['raw_dir']}/{name}"):
             try:
                 n += (
-                    json.loads(Path(d, "meta.json").read_text()).get("scale") == "quick"
+                    json.loads(Path(d, "meta.json").read_text()).get("scale")
+                    in NOT_EVIDENCE
                 )
             except (OSError, ValueError, AttributeError):
                 continue
@@ -191,7 +193,7 @@ def check_one_source():
             f"Give this call a results folder of its own (--config results_dir=...; "
             f"`make reproduce-all SCALE=...` uses results/<scale>), or move {RESULTS} aside."
         )
-    if CAPTURE and config["scale"] != "quick":
+    if CAPTURE and SCALES[config["scale"]].evidence:
         quick = _quick_runs_in_raw_dir()
         if quick:
             raise WorkflowError(

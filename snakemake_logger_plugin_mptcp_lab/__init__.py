@@ -27,6 +27,16 @@ from snakemake_interface_logger_plugins.base import LogHandlerBase
 from snakemake_interface_logger_plugins.common import LogEvent
 from snakemake_interface_logger_plugins.settings import LogHandlerSettingsBase
 
+# The lab's duration model, for the capture's time-left estimate. A logger never takes
+# Snakemake down: without the lab's packages it counts jobs and estimates from their times.
+try:
+    from capture.estimate import estimate_s
+    from capture.scales import SCALES
+    from capture.spec import expand, load
+    from papers import PAPERS
+except Exception:  # noqa: BLE001
+    PAPERS, SCALES = {}, {}
+
 STAGES = {"capture_run": "capture", "run_tables": "tables", "load_db": "database", "findings": "findings",
           "notebook_ipynb": "notebooks", "execute_notebook": "notebooks", "notebook_html": "notebooks",
           "report": "report"}
@@ -149,12 +159,8 @@ class LogHandler(LogHandlerBase):
         if camp not in self.models:
             self.models[camp] = {}
             try:
-                from capture.estimate import estimate_s
-                from capture.spec import expand, load
-                from papers import PAPERS
-
                 f = PAPERS[camp].campaign_file
-                for scale in ("quick", "standard", "paper"):
+                for scale in SCALES:
                     try:
                         for s in expand(load(f, scale), base_dir=Path(f).parent, scale=scale):
                             self.models[camp].setdefault(s.run_id, estimate_s(s))

@@ -39,6 +39,19 @@ def pdir(name):
     return REGISTRY[name].folder
 
 
+def test_one_scale_table():
+    """What quick, standard and paper mean is capture/scales.py's: the workflow's config
+    schema names the same scales, the campaign schema takes them from it, only quick is
+    figures-only, and the Makefile asks the table where a scale's captures go."""
+    from capture.scales import NOT_EVIDENCE, SCALES, raw_dir
+    from capture.spec import SCHEMA
+    schema = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
+    assert schema["properties"]["scale"]["enum"] == list(SCALES) == ["quick", "standard", "paper"]
+    assert SCHEMA["properties"]["scales"]["propertyNames"]["enum"] == list(SCALES)
+    assert NOT_EVIDENCE == ("quick",) and raw_dir("quick") == "data/raw/quick" and raw_dir("paper") == "data/raw"
+    assert "capture scales --raw-dir" in (REPO / "Makefile").read_text()
+
+
 def test_config_lists_the_five_campaigns():
     # the workflow covers every paper of the registry unless the config names a subset
     assert CONFIG.get("campaigns", list(REGISTRY)) == PAPERS and list(REGISTRY) == PAPERS
