@@ -173,7 +173,7 @@ class _Run:
         # shape is our defect, said in the log and in the file (the run's packets stay)
         problems = meta_problems(json.loads(json.dumps(meta, default=str)))
         if problems:
-            log.error("run %s: meta.json does not match capture/meta.schema.yaml: %s", self.spec.run_id,
+            log.error("run %s: meta.json does not match pipeline/meta.schema.yaml: %s", self.spec.run_id,
                       "; ".join(problems))
             meta["meta_schema_problems"] = problems
         (self.run_dir / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
