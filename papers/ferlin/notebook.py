@@ -164,7 +164,6 @@ render(goodput, fig4, "goodput_vs_tcp", "MPTCP goodput relative to TCP over the 
        paper_ref="Ferlin et al. Fig. 4, §IV",
        empty_msg="No usable ferlin run with a goodput (campaign ferlin: MP-2 and SP-wifi runs of 32 MiB).",
        runs_by=["scenario", "configuration"])
-REL
 
 # %% [markdown]
 # ## Completion time (Fig. 7, Table I)
@@ -238,14 +237,13 @@ def cdf_chart(scenario):
 
 for s in SCENARIOS:
     d = ct.filter((pl.col("scenario") == s) & (pl.col("n") >= 2))
-    render(d, cdf_chart(s), f"completion_time_cdf_{s.replace('+', '_').lower()}",
+    display(render(d, cdf_chart(s), f"completion_time_cdf_{s.replace('+', '_').lower()}",
            f"{s}: completion time CDF (Ferlin Fig. {PANEL[s]}, Table I)",
            caption=f"{s}: CDF over runs of the 32 MiB download time, MPTCP and TCP over {REF[s]}; dashed: Table I's "
                    f"MPTCP mean ({TABLE_CT[s]} s); blue band: our MPTCP mean and 95 % interval (claim group estimate).",
            paper_ref=f"Ferlin et al. Fig. {PANEL[s]}, Table I",
            empty_msg=f"Fewer than two usable {s} runs of either configuration (campaign ferlin, MP-2 or SP-wifi, "
-                     f"32 MiB): no CDF to draw. Table I's MPTCP mean for {s} is {TABLE_CT[s]} s.")
-CT_EST
+                     f"32 MiB): no CDF to draw. Table I's MPTCP mean for {s} is {TABLE_CT[s]} s."))
 
 # %% [markdown]
 # ## Relative path contribution (Fig. 9, Table I)
@@ -309,7 +307,6 @@ render(contrib, fig9, "relative_contribution",
        paper_ref="Ferlin et al. Fig. 9, Table I",
        empty_msg="No usable ferlin MPTCP run with payload bytes per path (campaign ferlin, MP-2, 32 MiB).",
        runs_by=["scenario"])
-CONTRIB_EST
 
 # %% [markdown]
 # ## One 2G+WLAN transfer, second by second (§VI-C: "MPTCP continuously uses the 2G path")
