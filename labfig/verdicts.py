@@ -70,7 +70,7 @@ def verdict_table(paper: str) -> str:
         why = (r["reason"] or "").replace("|", "/")
         lines.append(f"| `{r['id']}`: {r['says']} ({r['source']}) | {r['paper_text']} | {band_text(r)} | "
                      f"{ours_text(r)} | {r['n'] or '–'} | **{r['magnitude_verdict']}** | {r['direction_verdict']} | "
-                     f"{r['basis']} | {why[:300]} |")
+                     f"{r['basis']} | {why} |")
     return "\n".join(lines)
 
 
@@ -139,9 +139,10 @@ def claims_chart(paper: str, ids: list[str], width: int = 320, log: bool = False
             layers.append(alt.Chart(pv).mark_rule(color="black", strokeDash=[4, 3]).encode(x=alt.X("x:Q", scale=scale)))
             layers.append(alt.Chart(pv).mark_text(align="left", dx=4, dy=-6, fontSize=11, baseline="bottom").encode(
                 x=alt.X("x:Q", scale=scale), y=alt.value(0), text="label:N"))
-        title = alt.TitleParams(f"{cid}: {r['says'][:95]}", fontSize=12, anchor="start",
-                                subtitle=f"magnitude: {r['magnitude_verdict']}; direction: {r['direction_verdict']} "
-                                         f"(n = {r['n']}; {r['source'][:60]})")
+        # whole titles, wrapped: a cut one drops the words a reader needs ("§5.2 (opening); )")
+        title = alt.TitleParams(_wrap(f"{cid}: {r['says']}", 90), fontSize=12, anchor="start",
+                                subtitle=_wrap(f"magnitude: {r['magnitude_verdict']}; direction: "
+                                               f"{r['direction_verdict']} (n = {r['n']}; {r['source']})", 100))
         panels.append(alt.layer(*layers).properties(width=width, height=max(40, 22 * g.height), title=title))
     if not panels:
         return None
