@@ -12,6 +12,7 @@ import csv
 import datetime as dt
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -78,6 +79,28 @@ def status_issues(files: list[Path]) -> list[dict]:
     return out
 
 
+def copy(src: Path, dest: Path) -> None:
+    """``src`` to ``dest`` atomically (a reader never sees half a file)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dest)
+
+
+def figures_of(src: Path, dest: Path, out_dir: Path) -> list[dict]:
+    """A notebook's figures (its manifest.json in ``src``), copied into the report's own
+    folder (``dest``) so that ``results/report/`` copied alone keeps every image; each
+    figure's files as links relative to the page."""
+    manifest = src / "manifest.json"
+    figs = json.loads(manifest.read_text())["figures"] if manifest.exists() else []
+    for f in figs:
+        for k, v in f["files"].items():
+            if (src / v).is_file():
+                copy(src / v, dest / v)
+            f[k] = rel(dest / v, out_dir)
+    return figs
+
+
 def write_issues(issues: list[dict], out: Path) -> None:
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     with tmp.open("w", newline="") as fh:
@@ -119,18 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     con.close()
     write_issues(issues, out_dir / "run-issues.csv")
 
-    notebooks = []
-    for html in a.notebooks:
-        name = html.stem
-        manifest = a.figures / name / "manifest.json"
-        figs = json.loads(manifest.read_text())["figures"] if manifest.exists() else []
-        for f in figs:
-            for k, v in f["files"].items():
-                f[k] = rel(a.figures / name / v, out_dir)
-        notebooks.append({"name": name, "title": TITLES.get(name, name), "html": rel(html, out_dir),
-                          "figures": figs})
-
+    notebooks = [{"name": html.stem, "title": TITLES.get(html.stem, html.stem), "html": rel(html, out_dir),
+                  "figures": figures_of(a.figures / html.stem, out_dir / "figures" / html.stem, out_dir)}
+                 for html in a.notebooks]
     findings = list(csv.DictReader(a.findings.open())) if a.findings and a.findings.exists() else []
+    if findings:  # beside the page too: the report folder is whole on its own
+        copy(a.findings, out_dir / "findings.csv")
     for r in findings:
         r["ours"] = ours_text({**r, **{k: float(r[k]) if r[k] else None for k in ("our_value", "ci_low", "ci_high")}})
         r["band"] = band_text({k: float(r[k]) if r[k] else None for k in ("band_low", "band_high")})
@@ -157,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         source=a.source, n_problems=n_problems, problems=problems, problem_rows=problem_rows, issues=issues,
         data=data, notebooks=notebooks, findings=findings,
         counts=counts, verdicts=verdicts,
-        findings_csv=rel(a.findings, out_dir) if findings else None)
+        findings_csv="findings.csv" if findings else None)
     tmp = a.out.with_suffix(".tmp")
     tmp.write_text(page)
     tmp.replace(a.out)
