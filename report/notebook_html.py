@@ -36,13 +36,18 @@ def vega_head() -> str:
             f"{json.dumps(versions)});</script>")
 
 
-def to_html(notebook: Path) -> str:
+def to_html(notebook: Path, code: bool = False) -> str:
+    """The page; without ``code`` a reader sees the text, tables and figures only (the
+    code is the notebook's, papers/<paper>/notebook.py)."""
     import nbformat
     from nbconvert import HTMLExporter
     from traitlets.config import Config
 
     cfg = Config()
     cfg.TemplateExporter.extra_template_basedirs = [str(Path(__file__).parent / "nbtemplates")]
+    cfg.TemplateExporter.exclude_input = not code
+    cfg.TemplateExporter.exclude_input_prompt = not code
+    cfg.TemplateExporter.exclude_output_prompt = not code
     exporter = HTMLExporter(config=cfg, template_name="offline")
     nb = nbformat.read(str(notebook), as_version=4)
     body, _ = exporter.from_notebook_node(nb, resources={"offline_head": vega_head()})
@@ -53,9 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m report.notebook_html", description=__doc__.splitlines()[0])
     ap.add_argument("notebook", type=Path, help="an executed .ipynb")
     ap.add_argument("--out", type=Path, required=True, help="the HTML page to write (atomically)")
+    ap.add_argument("--code", action="store_true", help="keep the code cells (default: text, tables, figures)")
     a = ap.parse_args(argv)
     try:
-        html = to_html(a.notebook)
+        html = to_html(a.notebook, code=a.code)
     except (OSError, ValueError) as e:
         print(f"{a.notebook}: {e}", file=sys.stderr)
         return 1
