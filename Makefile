@@ -20,11 +20,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# compat: a plain path entry in a .pth; the default editable mode imports a
 	# finder module at every interpreter start (~8 ms of a ~0.5 s `pipeline analyze`).
-	$(BIN)/pip install -q -e '.[test]' --config-settings editable_mode=compat
+	$(BIN)/pip install -q -e '.[lab,test]' --config-settings editable_mode=compat
 	$(BIN)/python scripts/check-python.py
 	# Our own modules' bytecode, as pip compiles the packages it installs: a shell with
 	# PYTHONDONTWRITEBYTECODE set would otherwise compile them at every start (~15 ms).
-	$(BIN)/python -m compileall -q pipeline capture labfig findings > /dev/null
+	$(BIN)/python -m compileall -q pipeline capture findings labfig papers report > /dev/null
 	touch $(STAMP)
 
 # The native pcap decoder (pipeline/pcapdecode, Rust + pyo3), built by maturin into

@@ -1,5 +1,5 @@
 """Checks that the virtual environment holds every package pyproject.toml asks for
-(dependencies and the ``test`` extra), at a version the bound allows.
+(dependencies and the ``lab`` and ``test`` extras), at a version the bound allows.
 
     .venv/bin/python scripts/check-python.py
 
@@ -15,7 +15,8 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
-reqs = [Requirement(r) for r in project["dependencies"] + project.get("optional-dependencies", {}).get("test", [])]
+extras = project.get("optional-dependencies", {})
+reqs = [Requirement(r) for r in project["dependencies"] + extras.get("lab", []) + extras.get("test", [])]
 bad = []
 for r in reqs:
     if r.marker is not None and not r.marker.evaluate():
