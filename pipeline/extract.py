@@ -137,8 +137,9 @@ def native_reader(path: str | os.PathLike, chunk_rows: int = CHUNK_ROWS):
         import pcapdecode
     except ImportError as e:
         raise DecoderUnavailable(
-            "the native decoder (pipeline/pcapdecode) is not built: run `make venv` (it needs cargo; "
-            "get it with rustup: https://rustup.rs), or pass --decoder tshark") from e
+            "the native decoder (the package pcapdecode) is not installed: in the checkout `make venv` builds it, "
+            "elsewhere `pip install <checkout>/pipeline/pcapdecode` (both need cargo; get it with rustup: "
+            "https://rustup.rs); or pass --decoder tshark (slower, needs tshark)") from e
     try:
         return pcapdecode.PacketReader(str(path), native_fields(), chunk_rows)
     except pcapdecode.FormatError as e:
