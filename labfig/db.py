@@ -102,6 +102,20 @@ def mptcp_cc(paper: str, prefer: tuple[str, ...]) -> str | None:
                                f"AND transport = 'MPTCP' AND congestion_control IS NOT NULL")["cc"].to_list()), prefer)
 
 
+def per_second_sql(source: str) -> str:
+    """SQL: ``source``'s rows (run_id, second, path, mbit) with a 0 row for every second of
+    a run in which one of its paths delivered nothing (an outage), from 0 to the run's last
+    second, so that a step line drops to 0 there instead of bridging the gap (the claims
+    count those seconds as 0 too)."""
+    return f"""
+        WITH d AS (SELECT run_id, second::BIGINT AS second, path, mbit FROM ({source})),
+        span AS (SELECT run_id, max(second) AS last FROM d GROUP BY run_id),
+        grid AS (SELECT p.run_id, p.path, unnest(range(0, s.last + 1)) AS second
+                 FROM (SELECT DISTINCT run_id, path FROM d) p JOIN span s USING (run_id))
+        SELECT g.run_id, g.second, g.path, coalesce(d.mbit, 0) AS mbit
+        FROM grid g LEFT JOIN d USING (run_id, path, second) ORDER BY ALL"""
+
+
 def quantiles_sql(value: str, source: str, by: list[str]) -> str:
     """SQL: min/q1/median/q3/max/mean/n of ``value`` per group (one row per box)."""
     keys = ", ".join(by)

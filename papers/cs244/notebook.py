@@ -40,6 +40,7 @@ import polars as pl
 from IPython.display import Markdown, display
 
 from labfig import left_out, query, render, usable
+from labfig.db import per_second_sql
 from labfig.verdicts import checks_table, claims_figure, tables, verdict_table
 
 display(Markdown(left_out("cs244")))
@@ -119,11 +120,11 @@ claims_figure("cs244", "CS244", width=500)
 # from different links would work properly".
 
 # %%
-timeline = query(f"""
+timeline = query(per_second_sql(f"""
     SELECT r.run_id, d.second, CASE d.side WHEN 'wifi' THEN 'WiFi' ELSE '3G' END AS path,
            d.payload_bytes * 8 / 1e6 AS mbit
     FROM run_facts r JOIN run_delivery d USING (run_id)
-    WHERE {usable('cs244', outages=True)} AND r.scenario = 'handover' ORDER BY ALL""")
+    WHERE {usable('cs244', outages=True)} AND r.scenario = 'handover'"""))
 
 
 def handover_chart(d):
@@ -137,7 +138,7 @@ def handover_chart(d):
 
 
 render(timeline, handover_chart, "handover", "Handover over two paths: throughput while WiFi is down",
-       caption="Each line one run and path; grey: the WiFi outage.", paper_ref="CS244 Fig. 2",
+       caption="Each line one run and path, 0 in a second the path delivered nothing; grey: the WiFi outage.", paper_ref="CS244 Fig. 2",
        empty_msg="No handover run in the database (campaign cs244, scenario handover).")
 
 # %% [markdown]
@@ -151,10 +152,10 @@ render(timeline, handover_chart, "handover", "Handover over two paths: throughpu
 
 # %%
 PATH3 = {"eth": "Ethernet", "wifi": "WiFi", "lte": "3G"}
-timeline3 = query(f"""
+timeline3 = query(per_second_sql(f"""
     SELECT r.run_id, d.second, d.path, d.payload_bytes * 8 / 1e6 AS mbit
     FROM run_facts r JOIN run_delivery d USING (run_id)
-    WHERE {usable('cs244', outages=True)} AND r.scenario = 'handover3' ORDER BY ALL""").with_columns(
+    WHERE {usable('cs244', outages=True)} AND r.scenario = 'handover3'""")).with_columns(
     path=pl.col("path").replace_strict(PATH3, default=pl.col("path")))
 
 
