@@ -15,6 +15,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from pipeline.derived import study_of
+
 from .kernel import load_profile
 from .scales import SCALES, default_scale
 
@@ -106,12 +108,13 @@ class RunSpec:
     unplug: list[dict] = field(default_factory=list)
     sample_socket_buffers: bool = False  # ss skmem every 100 ms (capture/sockbuf.py)
     # the study (papers/<id>) the campaign's runs are for: its ``study`` key (a copy
-    # renamed chen-seed7 still says chen), else (None here) the campaign's name
+    # renamed chen-seed7 still says chen), else (None here) what the campaign's name
+    # says (pipeline.derived's one rule: chen-findings-mini is chen's)
     study: str | None = None
 
     def __post_init__(self):
         if self.study is None:
-            self.study = self.campaign
+            self.study = study_of(self.campaign)
 
     @property
     def paths(self) -> list[str]:

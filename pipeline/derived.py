@@ -70,7 +70,7 @@ def _pairs(vary: str, values: tuple[str, str], names: tuple[str, str], same: str
                    a.run_id AS {a}_run, b.run_id AS {b}_run,
                    a.goodput_mbit AS {a}_goodput_mbit, b.goodput_mbit AS {b}_goodput_mbit,
                    100 * rel_diff(a.goodput_mbit, b.goodput_mbit) AS rel_diff_pct,{' ' + extra + ',' if extra else ''}
-                   a.stalled OR b.stalled AS stalled
+                   a.stalled OR b.stalled AS stalled, a.usable AND b.usable AS usable
             FROM run_facts a JOIN run_facts b
               ON a.campaign IS NOT DISTINCT FROM b.campaign AND a.scenario IS NOT DISTINCT FROM b.scenario
              AND a.size_bytes = b.size_bytes AND a.mode = b.mode AND a.repetition = b.repetition

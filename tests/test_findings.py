@@ -431,7 +431,7 @@ def test_quick_scale_runs_are_figures_only(tmp_path, synthetic):
 
 def test_csv_and_cli(tmp_path, synthetic):
     out, checks, groups = tmp_path / "f.csv", tmp_path / "c.csv", tmp_path / "g.csv"
-    r = subprocess.run([sys.executable, "-m", "findings", "--db", str(synthetic), "--out", str(out), "--checks",
+    r = subprocess.run([sys.executable, "-m", "papers", "findings", "--db", str(synthetic), "--out", str(out), "--checks",
                         str(checks), "--groups", str(groups)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(out.open()))

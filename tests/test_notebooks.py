@@ -59,7 +59,7 @@ def test_notebook_executes_on_empty_database(nb, empty_db, tmp_path):
 def full(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("full")
     db = synthetic_db(tmp / "syn.duckdb", ",".join(NOTEBOOKS))
-    subprocess.run([sys.executable, "-m", "findings", "--db", str(db), "--out", str(tmp / "findings.csv"),
+    subprocess.run([sys.executable, "-m", "papers", "findings", "--db", str(db), "--out", str(tmp / "findings.csv"),
                     "--checks", str(tmp / "lab-checks.csv"), "--groups", str(tmp / "findings-groups.csv")],
                    check=True, capture_output=True)
     return db, tmp

@@ -139,6 +139,6 @@ def test_run_issues_name_every_failed_repeated_left_out_and_incomplete_run(tmp_p
     st = tmp_path / "campaign-status.json"
     st.write_text('{"campaign": "cs244", "failed": {"buf50k_MP-2_r1": "download incomplete: 1/2 bytes"}}')
     rows = status_issues([st, tmp_path / "not-captured" / "campaign-status.json"])
-    assert rows == [{"campaign": "cs244", "run_id": "buf50k_MP-2_r1", "what": "failed",
+    assert rows == [{"campaign": "cs244", "study": "cs244", "run_id": "buf50k_MP-2_r1", "what": "failed",
                      "reason": "download incomplete: 1/2 bytes"}]
 
