@@ -43,12 +43,12 @@ def runs_of(paper: str, stalled: bool = True) -> str:
     stalls were recorded) are kept.
     """
     sql = f"SELECT run_id FROM run_config WHERE study = '{paper}'"
-    return sql if stalled else sql + f" AND {NOT_STALLED}"
+    return sql if stalled else sql + f" AND {USABLE}"
 
 
 # The runs the host did not stall (unmeasured: kept): run_config.usable, the derived
 # layer's one rule, which the findings read too (findings.measure.Facts.of).
-NOT_STALLED = "usable"
+USABLE = "usable"
 
 
 def usable(paper: str, alias: str = "", outages: bool = False) -> str:
@@ -57,7 +57,7 @@ def usable(paper: str, alias: str = "", outages: bool = False) -> str:
     stalled=False)``, ``findings.measure``): stalled runs left out and, unless
     ``outages``, the handover runs (links taken down on purpose) too."""
     p = f"{alias}." if alias else ""
-    cond = f"{p}study = '{paper}' AND {p}usable"  # NOT_STALLED with the alias
+    cond = f"{p}study = '{paper}' AND {p}usable"  # USABLE with the alias (run_config.usable)
     return cond if outages else f"{cond} AND NOT {p}has_outages"
 
 
@@ -66,7 +66,7 @@ def left_out(paper: str) -> str:
     because the host stalled the emulator (with the worst lateness and the run ids) and
     how many are handover runs (shown only where a figure is about outages)."""
     n = query(f"""SELECT count(*) AS runs, count(*) FILTER (WHERE stalled) AS stalled,
-                         count(*) FILTER (WHERE has_outages AND {NOT_STALLED}) AS outages
+                         count(*) FILTER (WHERE has_outages AND {USABLE}) AS outages
                   FROM run_config WHERE study = '{paper}'""").row(0, named=True)
     text = f"**{n['runs']} runs** of campaign `{paper}`"
     if not n["runs"]:
