@@ -221,6 +221,20 @@ def direction(c: Claim, groups: list[tuple[str, "Estimate"]]) -> tuple[str, str]
     return INCONCLUSIVE, unsure[0]
 
 
+def interval_used(c: Claim, magnitude_v: str, direction_v: str) -> str:
+    """Which of a group's intervals (``Estimate.shown``) decided its verdicts, so that the
+    interval shown is the one judged: "disagree" is decided at the Bonferroni level
+    ("adj"), a "no difference" claim's agree and inconclusive by the 90 % interval of two
+    one-sided tests ("eq"), everything else by the 95 % interval. The magnitude verdict
+    decides when there is one; a statement without a number, its direction."""
+    v = direction_v if magnitude_v == DIRECTION_ONLY else magnitude_v
+    if v == DISAGREE:
+        return "adj"
+    if c.equivalence and v in (AGREE, INCONCLUSIVE):
+        return "eq"
+    return "95"
+
+
 def holds(row: dict) -> bool:
     """A check's row: the condition holds here (its magnitude agrees; a statement without
     a number: its direction agrees)."""

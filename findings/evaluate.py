@@ -20,27 +20,31 @@ from pipeline import derived
 
 from .claim import (AGREE, DIRECTION_ONLY, DISAGREE, INCONCLUSIVE, LAB_CHECK, NO_DATA, NO_DIRECTION, NOT_COMPARABLE,
                     NOT_REPRODUCIBLE, OUTCOME, UNDERPOWERED, VERDICTS, Claim, PaperNumber, direction, finite, holds,
-                    magnitude)
+                    interval_used, magnitude)
 from .measure import Facts, Group, Measure
 from . import hosts
 from .provenance import runs_per_group
-from .stats import MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
+from .stats import LEVEL, MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
 
 COLUMNS = ["id", "paper", "kind", "basis", "basis_reason", "claim", "source", "says", "paper_value", "paper_text",
            "band_low", "band_high", "tolerance", "direction", "statistic", "unit", "config", "checks", "group",
-           "our_value", "ci_low", "ci_high", "n", "n_groups", "runs_per_group", "magnitude_verdict",
+           "our_value", "ci_low", "ci_high", "ci_level", "n", "n_groups", "runs_per_group", "magnitude_verdict",
            "direction_verdict", "underpowered", "not_comparable_groups", "reason", "detail", "data"]
-FLOATS = ("paper_value", "band_low", "band_high", "our_value", "ci_low", "ci_high")
+FLOATS = ("paper_value", "band_low", "band_high", "our_value", "ci_low", "ci_high", "ci_level")
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {c: pl.Float64 for c in FLOATS} | {
     "n": pl.Int64, "n_groups": pl.Int64, "underpowered": pl.Boolean}
+# ci_low, ci_high: the interval the verdict was decided with, at ci_level (claim.interval_used:
+# 0.95; the Bonferroni level 1 − 0.05/k for disagree; 0.90 for a "no difference" claim's agree).
 # n: runs in the group that decides (the smallest role); runs_per_group: over every compared
 # group; data: the paper's campaigns as captured (findings.provenance); checks: every check
 # some group rests on; not_comparable_groups: the groups left unjudged, each with the
 # checks that fail there
-GROUP_COLUMNS = ["id", "paper", "kind", "group", "value", "ci_low", "ci_high", "ci_low_adj", "ci_high_adj", "n",
-                 "checks", "magnitude", "direction"]
+GROUP_COLUMNS = ["id", "paper", "kind", "group", "value", "ci_low", "ci_high", "ci_level", "ci_low_adj", "ci_high_adj",
+                 "ci_level_adj", "n", "checks", "magnitude", "direction"]
 GROUP_SCHEMA = {c: pl.Utf8 for c in GROUP_COLUMNS} | {c: pl.Float64 for c in (
-    "value", "ci_low", "ci_high", "ci_low_adj", "ci_high_adj")} | {"n": pl.Int64}
+    "value", "ci_low", "ci_high", "ci_level", "ci_low_adj", "ci_high_adj", "ci_level_adj")} | {"n": pl.Int64}
+# a group's ci_low/ci_high/ci_level: the interval its own verdicts were decided with (as in
+# the findings); ci_*_adj: its interval at the Bonferroni level of the claim's groups
 
 
 def _fmt(x: float | None) -> str:
@@ -60,6 +64,7 @@ def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimat
          checks: tuple[str, ...] | None = None, excluded: str = "", number: PaperNumber | None = None) -> dict:
     b = number.band if number else c.band
     d = c.direction
+    lo, hi, level = est.shown(interval_used(c, magnitude_v, direction_v)) if est else (None, None, None)
     return {"id": c.id, "paper": c.paper, "kind": c.kind, "basis": c.basis, "basis_reason": c.basis_reason,
             "claim": c.entry.quote, "source": c.entry.where,
             "says": c.entry.says, "paper_value": finite(number.value if number else c.entry.paper_value),
@@ -68,8 +73,8 @@ def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimat
             "tolerance": b.rule if number else c.tolerance, "direction": d.text(c.unit) if d else "", "statistic": c.statistic,
             "unit": c.unit, "config": c.config, "checks": ", ".join(c.checks if checks is None else checks),
             "group": group,
-            "our_value": finite(est.value) if est else None, "ci_low": finite(est.lo) if est else None,
-            "ci_high": finite(est.hi) if est else None, "n": est.n if est else None, "n_groups": n_groups,
+            "our_value": finite(est.value) if est else None, "ci_low": finite(lo), "ci_high": finite(hi),
+            "ci_level": level, "n": est.n if est else None, "n_groups": n_groups,
             "runs_per_group": runs_per_group(ns or []), "magnitude_verdict": magnitude_v,
             "direction_verdict": direction_v, "underpowered": underpowered, "not_comparable_groups": excluded,
             "reason": reason, "detail": detail}  # data: per paper, added by evaluate
@@ -145,10 +150,13 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
         else:
             mv, _ = magnitude(c, [(g.label, e)], numbers)
             dv, _ = direction(c, [(g.label, e)])
-        parts.append(f"{g.label}: {ci_text(e.value, e.lo, e.hi)}, n = {e.n}, magnitude {mv}, direction {dv}")
+        lo, hi, level = e.shown(interval_used(c, mv, dv))
+        parts.append(f"{g.label}: {ci_text(e.value, lo, hi)} ({level_text(level)}), n = {e.n}, magnitude {mv}, "
+                     f"direction {dv}")
         grows.append({"id": c.id, "paper": c.paper, "kind": c.kind, "group": g.label, "value": finite(e.value),
-                      "ci_low": finite(e.lo), "ci_high": finite(e.hi), "ci_low_adj": finite(e.lo_adj),
-                      "ci_high_adj": finite(e.hi_adj), "n": e.n, "checks": ", ".join(rests_on[g.label]),
+                      "ci_low": finite(lo), "ci_high": finite(hi), "ci_level": level, "ci_low_adj": finite(e.lo_adj),
+                      "ci_high_adj": finite(e.hi_adj), "ci_level_adj": e.level_adj, "n": e.n,
+                      "checks": ", ".join(rests_on[g.label]),
                       "magnitude": mv, "direction": dv})
     if short:
         parts.append(f"not computed (fewer than {MIN_RUNS} runs or no value): " + ", ".join(short))
@@ -171,7 +179,7 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
     label = mg or dg or judged[0][0]
     est = dict(judged)[label]
     # the intervals were made at the Bonferroni level of every computed group (gated or not)
-    reason = _reason(c, mv, dv, label, est, len(done), numbers.get(label))
+    reason = _reason(c, mv, dv, label, est, numbers.get(label))
     if excluded:
         reason = join_sentences(f"judged on the {len(judged)} of {len(done)} groups whose conditions hold here; not "
                                 f"comparable: {excluded}", reason)
@@ -183,21 +191,27 @@ def join_sentences(*parts: str) -> str:
     return ". ".join(p.rstrip(". ") for p in parts if p)
 
 
-def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, k: int, number: PaperNumber | None = None) -> str:
+def level_text(level: float) -> str:
+    """A confidence level in words: "95 %", "90 %", or the Bonferroni level and its groups."""
+    if abs(level - 0.95) < 1e-9 or abs(level - 0.90) < 1e-9:
+        return f"{100 * level:.0f} %"
+    return f"{100 * level:.4g} % (Bonferroni, {round(0.05 / (1 - level))} groups)"
+
+
+def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, number: PaperNumber | None = None) -> str:
     b = number.band if number else c.band
-    ours = f"{label}: our 95 % CI {ci_text(e.value, e.lo, e.hi)}"
+    lo, hi, level = e.shown(interval_used(c, mv, dv))
+    ours = f"{label}: our {level_text(level)} CI {ci_text(e.value, lo, hi)}"
     if mv in (AGREE, DIRECTION_ONLY) and dv in (AGREE, NO_DIRECTION):
         return ""
     if mv == DIRECTION_ONLY:
         lead = f"{ours} ({'every group on the paper’s side' if dv == AGREE else dv})"
     elif mv == UNDERPOWERED:
         eff = number.effect if number else c.effect
-        lead = (f"{ours} is wider ({_fmt(e.hi - e.lo)}) than the paper's effect ({_fmt(eff)}): more runs are "
+        lead = (f"{ours} is wider ({_fmt(hi - lo)}) than the paper's effect ({_fmt(eff)}): more runs are "
                 f"needed to decide")
     elif mv == "disagree":
-        lo, hi = (e.lo_adj, e.hi_adj) if k > 1 else (e.lo, e.hi)
-        lead = (f"{label}: our CI {ci_text(e.value, lo, hi)}{' (Bonferroni, ' + str(k) + ' groups)' if k > 1 else ''} "
-                f"lies outside the band [{_fmt(b.low)}, {_fmt(b.high)}]")
+        lead = f"{ours} lies outside the band [{_fmt(b.low)}, {_fmt(b.high)}]"
     elif mv == AGREE:
         lead = f"magnitude agrees; direction {dv} ({ours})"
     else:
@@ -258,7 +272,8 @@ def host_check_row(r: dict) -> dict:
             "band_low": 1 - hosts.TOLERANCE, "band_high": 1 + hosts.TOLERANCE, "direction": "",
             "statistic": f"mean over its runs of {r['what'] or 'value'} ÷ the other hosts' median on the same "
                          "configuration", "unit": "×", "config": "", "checks": "", "group": r["host"],
-            "our_value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["shared_runs"],
+            "our_value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+            "ci_level": LEVEL if r["ci_low"] is not None else None, "n": r["shared_runs"],
             "n_groups": 1, "runs_per_group": str(r["shared_runs"]), "magnitude_verdict": verdict,
             "direction_verdict": NO_DIRECTION, "underpowered": False, "reason": r["reason"], "detail": ""}
 
@@ -336,7 +351,9 @@ def ours_text(r: dict) -> str:
     if r["our_value"] is None:
         return "–"
     unit = r["unit"] if r["unit"] == "×" else f" {r['unit']}" if r["unit"] else ""
-    return f"{ci_text(r['our_value'], r['ci_low'], r['ci_high'])}{unit}"
+    level = float(r["ci_level"]) if r.get("ci_level") not in (None, "") else 0.95
+    lvl = f" ({level_text(level)} CI)" if abs(level - 0.95) > 1e-9 else ""
+    return f"{ci_text(r['our_value'], r['ci_low'], r['ci_high'])}{unit}{lvl}"
 
 
 def band_text(r: dict) -> str:

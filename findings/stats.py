@@ -119,6 +119,9 @@ class Stat:
     fn: Callable[[Samples], np.ndarray] | None = field(default=None, compare=False)  # boot: vectorised
     scale: float = 1.0  # value = scale * (r + shift) of the raw statistic r (mean_ratio)
     shift: float = 0.0
+    # the statistic's range (a share of seconds: [0, 100]; an increase: >= -100 %): an
+    # interval is cut to it; the truth lies inside, so its coverage is unchanged (issue 41)
+    bounds: tuple[float, float] = (-math.inf, math.inf)
 
     def _raw(self, s: Samples) -> float:
         if self.kind == "mean":
@@ -142,8 +145,8 @@ class Stat:
     def interval(self, s: Samples, level: float, seed: int, resamples: int = RESAMPLES) -> tuple[float, float]:
         with np.errstate(divide="ignore", invalid="ignore"):
             lo, hi = self._raw_interval(s, level, seed, resamples)
-        lo, hi = self._out(lo), self._out(hi)
-        return (lo, hi) if lo <= hi else (hi, lo)
+        lo, hi = sorted((self._out(lo), self._out(hi)))
+        return max(lo, self.bounds[0]), min(hi, self.bounds[1])
 
     def _raw_interval(self, s: Samples, level: float, seed: int, resamples: int) -> tuple[float, float]:
         q = 1 - (1 - level) / 2
@@ -224,8 +227,11 @@ def _est_se(kind: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return r, resid.std(axis=1, ddof=1) / math.sqrt(n) / den.mean(axis=1)
 
 
-def mean(role: str = "x", text: str = "mean") -> Stat:
-    return Stat("mean", (role,), text)
+def mean(role: str = "x", text: str = "mean", bounds: tuple[float, float] = (-math.inf, math.inf)) -> Stat:
+    return Stat("mean", (role,), text, bounds=bounds)
+
+
+SHARE_PCT = (0.0, 100.0)  # a share in %: mean(..., bounds=SHARE_PCT)
 
 
 def mean_diff(a: str = "a", b: str = "b", text: str = "difference of means") -> Stat:
@@ -233,17 +239,17 @@ def mean_diff(a: str = "a", b: str = "b", text: str = "difference of means") -> 
 
 
 def mean_ratio(a: str = "a", b: str = "b", text: str = "ratio of means") -> Stat:
-    return Stat("mean_ratio", (a, b), text)
+    return Stat("mean_ratio", (a, b), text, bounds=(0.0, math.inf))
 
 
 def increase(a: str = "mp", b: str = "tcp", text: str = "100 × (mean ÷ mean − 1)") -> Stat:
     """100 × (mean(a) ÷ mean(b) − 1), in %."""
-    return Stat("mean_ratio", (a, b), text, scale=100.0, shift=-1.0)
+    return Stat("mean_ratio", (a, b), text, scale=100.0, shift=-1.0, bounds=(-100.0, math.inf))
 
 
 def reduction(a: str = "mp", b: str = "tcp", text: str = "100 × (1 − mean ÷ mean)") -> Stat:
     """100 × (1 − mean(a) ÷ mean(b)), in %."""
-    return Stat("mean_ratio", (a, b), text, scale=-100.0, shift=-1.0)
+    return Stat("mean_ratio", (a, b), text, scale=-100.0, shift=-1.0, bounds=(-math.inf, 100.0))
 
 
 def pooled(role: str = "packets", percent: bool = True, text: str = "pooled fraction") -> Stat:
@@ -292,6 +298,15 @@ class Estimate:
     hi_adj: float = math.nan
     lo_eq: float = math.nan  # the 90 % interval: two one-sided tests at 5 % (equivalence claims)
     hi_eq: float = math.nan
+    level_adj: float = LEVEL  # the level of (lo_adj, hi_adj): 1 − 0.05 / groups
+
+    def shown(self, which: str) -> tuple[float, float, float]:
+        """(low, high, level) of one of the three intervals: "95" | "adj" | "eq"."""
+        if which == "adj":
+            return self.lo_adj, self.hi_adj, self.level_adj
+        if which == "eq":
+            return self.lo_eq, self.hi_eq, 1 - 2 * (1 - LEVEL)
+        return self.lo, self.hi, LEVEL
 
 
 def estimate(samples: Samples, stat: Stat, seed: int, groups: int = 1, resamples: int = RESAMPLES) -> Estimate:
@@ -303,4 +318,4 @@ def estimate(samples: Samples, stat: Stat, seed: int, groups: int = 1, resamples
     lo, hi = stat.interval(arrays, LEVEL, seed, resamples)
     adj = (lo, hi) if groups <= 1 else stat.interval(arrays, 1 - (1 - LEVEL) / groups, seed, resamples)
     eq = stat.interval(arrays, 1 - 2 * (1 - LEVEL), seed, resamples)
-    return Estimate(point, lo, hi, n, adj[0], adj[1], eq[0], eq[1])
+    return Estimate(point, lo, hi, n, adj[0], adj[1], eq[0], eq[1], 1 - (1 - LEVEL) / max(groups, 1))

@@ -90,7 +90,8 @@ def _finite(x):
 
 
 def claims_chart(paper: str, ids: list[str], width: int = 320, log: bool = False) -> alt.VConcatChart | None:
-    """One panel per claim: each group's estimate with its 95 % interval (coloured by the
+    """One panel per claim: each group's estimate with the interval its verdict was decided
+    with (findings ``ci_level``: 95 %, Bonferroni for disagree, 90 % for "no difference"; coloured by the
     group's magnitude verdict), the paper's band (shaded) and number (diamond). None when
     none of the claims has a group estimate."""
     rows, groups = tables(paper)
@@ -128,7 +129,8 @@ def claims_chart(paper: str, ids: list[str], width: int = 320, log: bool = False
         layers.append(base.mark_point(filled=True, size=60).encode(
             x=alt.X("value:Q", scale=scale), color="verdict:N",
             tooltip=["group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
-                     alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N", "direction:N"]))
+                     alt.Tooltip("ci_high:Q", format=".3g"), alt.Tooltip("ci_level:Q", format=".4g", title="level"), "n:Q",
+                     "magnitude:N", "direction:N"]))
         if ref is not None:  # the paper's sign or order: "< 1" against its reference value
             if dom[0] <= ref <= dom[1]:
                 dv = pl.DataFrame({"x": [ref], "label": [f"the paper's direction: {r['direction']}"]})
@@ -157,6 +159,7 @@ def claims_figure(paper: str, label: str, width: int = 500):
     chart = claims_chart(paper, ids, width=width)
     return render(pl.DataFrame({"n": [len(ids)]}) if chart is not None else pl.DataFrame(), lambda _: chart,
                   "claims", f"{label}: the claims' group estimates against the paper's bands",
-                  caption="Per claim and group: our estimate with its 95 % interval (colour: the group's magnitude "
-                          "verdict); shaded: the paper's band; dashed: its number; dotted: its direction.",
+                  caption="Per claim and group: our estimate with the interval its verdict was decided with (95 %; "
+                          "the Bonferroni level for disagree; 90 % for \"no difference\") (colour: the group's "
+                          "magnitude verdict); shaded: the paper's band; dashed: its number; dotted: its direction.",
                   empty_msg="No claim of this paper has a group estimate in this database.")

@@ -178,6 +178,22 @@ def test_equivalence_uses_the_90_percent_interval_and_the_margin():
     assert magnitude(c, [("g", est(18.7, -2.4, 271, lo_eq=0, hi_eq=200))])[0] == UNDERPOWERED
 
 
+def test_the_interval_shown_is_the_one_the_verdict_used():
+    """issue 41: ci_low/ci_high are the interval the verdict was decided with, ci_level says
+    which: disagree at the Bonferroni level, a "no difference" agree at 90 %, else 95 %."""
+    from findings.claim import interval_used
+    from findings.evaluate import _row
+    e = Estimate(75, 66, 80, 5, 61, 85, 68, 79, level_adj=1 - 0.05 / 3)
+    assert e.shown(interval_used(EXACT_50, DISAGREE, AGREE)) == (61, 85, pytest.approx(1 - 0.05 / 3))
+    assert e.shown(interval_used(EXACT_50, AGREE, AGREE)) == (66, 80, 0.95)
+    assert interval_used(EXACT_50, UNDERPOWERED, DISAGREE) == "95"
+    assert interval_used(Claim(entry=entry("ordering", direction="< 1")), DIRECTION_ONLY, DISAGREE) == "adj"
+    eq = Claim(entry=entry("no-difference"), margin=5.0, margin_reason="r")
+    assert e.shown(interval_used(eq, AGREE, NO_DIRECTION))[2] == pytest.approx(0.90)
+    row = _row(EXACT_50, DISAGREE, AGREE, "why", e, n_groups=3, group="g")
+    assert (row["ci_low"], row["ci_high"], row["ci_level"]) == (61, 85, pytest.approx(1 - 0.05 / 3))
+
+
 def _measure(values: dict[str, list[float]], stat=None):
     return lambda f: Measure([Group("g", {k: np.asarray(v) for k, v in values.items()})], stat or mean("x"))
 
@@ -491,6 +507,22 @@ def test_reference_findings(reference):
     check_rows(t.to_dicts())
     computed = t.filter(pl.col("our_value").is_not_null())
     assert (computed["n"] >= MIN_RUNS).all() and (groups["n"] >= MIN_RUNS).all()
+
+
+def test_every_interval_names_its_level(reference):
+    """issue 41: every computed row and group says the level of the interval it shows: 95 %,
+    90 % for a "no difference" agree, or the Bonferroni level 1 − 0.05/k of a disagree."""
+    t, checks, groups = reference
+    for tab in (t, checks, groups):
+        shown = tab.filter(pl.col("ci_low").is_not_null())
+        assert shown.height and shown["ci_level"].is_not_null().all()
+        k = (0.05 / (1 - shown["ci_level"])).round(6)
+        assert ((shown["ci_level"] == 0.95) | ((shown["ci_level"] - 0.90).abs() < 1e-9)
+                | ((k - k.round(0)).abs() < 1e-6)).all()
+    v = "magnitude_verdict"
+    assert (t.filter(pl.col(v) == AGREE)["ci_level"] <= 0.95 + 1e-9).all()
+    assert (t.filter(pl.col(v) == DISAGREE)["ci_level"] >= 0.95 - 1e-9).all()
+    assert (groups["ci_level_adj"] >= 0.95 - 1e-9).all()
 
 
 def test_every_failing_check_gates_a_claim_group(reference):

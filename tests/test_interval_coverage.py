@@ -136,3 +136,16 @@ def test_bonferroni_and_equivalence_intervals_nest():
     for st in (stats.mean_ratio("a", "b"), stats.median_ratio("a", "b"), stats.mean("a")):
         e = stats.estimate(s, st, seed=3, groups=3, resamples=2000)
         assert e.lo_adj <= e.lo <= e.lo_eq <= e.value <= e.hi_eq <= e.hi <= e.hi_adj
+
+
+def test_intervals_stay_in_the_statistics_range():
+    """issue 41: a share of seconds cannot exceed 100 % (ferlin-mptcp-uses-2g-throughout's
+    near-tied runs gave [0, 102.4]); an increase cannot fall below −100 %, a ratio below 0."""
+    share = {"x": np.array([98.6, 97.1, 86.5, 98.6, 98.6])}
+    e = stats.estimate(share, stats.mean("x", bounds=stats.SHARE_PCT), seed=1, groups=4, resamples=2000)
+    assert 0 <= e.lo_adj <= e.lo <= e.value <= e.hi <= e.hi_adj <= 100
+    spread = {"a": np.array([0.01, 0.5, 3.0, 0.02, 0.2]), "b": np.array([1.0, 1.1, 0.9, 1.2, 1.0])}
+    for st, (low, high) in ((stats.increase("a", "b"), (-100, np.inf)), (stats.reduction("a", "b"), (-np.inf, 100)),
+                            (stats.mean_ratio("a", "b"), (0, np.inf))):
+        e = stats.estimate(spread, st, seed=2, groups=9, resamples=2000)
+        assert low <= e.lo_adj <= e.hi_adj <= high, st.text

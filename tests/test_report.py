@@ -64,7 +64,7 @@ def test_report_links_every_notebook_and_figure(report):
         assert "open_paper" not in (report / "report/notebooks" / f"{nb}.html").read_text()
     # issue 23: per row the paper's number and band, ours, both verdicts; counts per paper;
     # and what the findings rest on (campaigns, scales, seeds)
-    for text in ("What the findings rest on", "<th>magnitude</th>", "<th>direction</th>", "<th>band</th>",
+    for text in ("What the findings rest on", "<th>magnitude verdict</th>", "<th>direction verdict</th>", "<th>band</th>",
                  "direction agrees", "standard",
                  # issue 24: provenance on the first screen; failed/repeated/left-out runs listed
                  "<b>Data:</b> the committed standard-scale reference", "Failed, repeated, left-out"):

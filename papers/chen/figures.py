@@ -17,6 +17,7 @@ import math
 import altair as alt
 import polars as pl
 
+from findings.evaluate import level_text
 from labfig.marks import halo_text
 from labfig.verdicts import VERDICT_COLOR, tables
 
@@ -628,11 +629,12 @@ def sp_chart(d: pl.DataFrame, checks: pl.DataFrame):
 
 
 def ci_md(r: dict, unit: str = "") -> str:
-    """Our estimate [95 % CI] and, where it is wider, the multiple-group (Bonferroni)
-    interval a *disagree* needs to lie outside the band."""
-    ci, adj = (f"[{num(r[lo])}, {num(r[hi])}]" for lo, hi in (("ci_low", "ci_high"), ("ci_low_adj", "ci_high_adj")))
-    text = f"{num(r['value'])} {ci}{' ' + unit if unit else ''}"
-    return text + (f"<br>(Bonferroni {adj})" if finite(r["ci_low_adj"]) and adj != ci else "")
+    """Our estimate and the interval its verdict was decided with, naming the level when it
+    is not 95 % (findings ``ci_level``: the Bonferroni level a *disagree* needs)."""
+    ci = f"[{num(r['ci_low'])}, {num(r['ci_high'])}]"
+    level = r.get("ci_level")
+    lvl = f" ({level_text(level)})" if finite(level) and abs(level - 0.95) > 1e-9 else ""
+    return f"{num(r['value'])} {ci}{lvl}{' ' + unit if unit else ''}"
 
 
 def cell_md(cid: str, paper: tuple[float, float] | None, unit: str, checks: pl.DataFrame) -> str:

@@ -73,7 +73,9 @@ display(Markdown(runs_md(_n)))
 
 # %% [markdown]
 # ## The paper's statements and ours
-# Magnitude: our 95 % interval against the band of the paper's number; direction: against
+# Magnitude: our interval against the band of the paper's number (the interval shown is the
+# one the verdict was decided with: 95 %, the Bonferroni level for *disagree*, 90 % for "no
+# difference"; its level is in the `ci_level` column); direction: against
 # the sign or order the paper states; *not comparable* when a condition a compared group
 # rests on fails (its table's loss and RTT cells at its size, or the paper's words about
 # those paths, at the end of this notebook: our emulated path is not the paper's);

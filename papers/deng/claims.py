@@ -290,7 +290,8 @@ def _cc_vs_network(f: Facts, sizes: tuple[int, ...], cc_first: bool) -> Measure:
 def backup_no_data(f: Facts) -> Measure:
     r, note = f.of(P)
     b = sel(r, mode="backup", primary_path="wifi")
-    return Measure(keep(group("WiFi primary, LTE backup, 1 MB", x=values(b, "cell_share_pct"))), stats.mean("x"),
+    return Measure(keep(group("WiFi primary, LTE backup, 1 MB", x=values(b, "cell_share_pct"))),
+                   stats.mean("x", bounds=stats.SHARE_PCT),
                    note=note, missing="needs deng backup-mode runs (WiFi primary, LTE backup) without outages")
 
 

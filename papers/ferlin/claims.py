@@ -123,7 +123,7 @@ def contribution(scenario: str):
         mp, note = _mp(f, scenario)
         return Measure(keep(group(f"{scenario}: smaller ÷ larger subflow",
                                   x=values(mp, "rel_contribution"))),
-                       stats.mean("x", "mean over runs of min ÷ max path bytes"), note=note,
+                       stats.mean("x", "mean over runs of min ÷ max path bytes", (0.0, 1.0)), note=note,
                        missing=f"needs ferlin {scenario} MP-2 runs with bytes per path")
     return m
 
@@ -166,7 +166,7 @@ def uses_2g(f: Facts) -> Measure:
         groups.append(group(s, x=x))
     if left:
         notes.append(f"{left} run(s) without per-second delivery records left out")
-    return Measure(keep(*groups), stats.mean("x", "mean share of the transfer's seconds with 2G data"),
+    return Measure(keep(*groups), stats.mean("x", "mean share of the transfer's seconds with 2G data", stats.SHARE_PCT),
                    note=join_notes(*dict.fromkeys(notes)),
                    missing="needs ferlin 2G+WLAN and 2G+3G MP-2 runs with per-second delivery (run_delivery)")
 

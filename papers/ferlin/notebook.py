@@ -63,7 +63,9 @@ display(Markdown(left_out("ferlin")))
 
 # %% [markdown]
 # ## The paper's statements and ours
-# Magnitude: our 95 % interval against the band of the paper's number; direction: against
+# Magnitude: our interval against the band of the paper's number (the interval shown is the
+# one the verdict was decided with: 95 %, the Bonferroni level for *disagree*, 90 % for "no
+# difference"; its level is in the `ci_level` column); direction: against
 # the sign or order the paper states; *not comparable* when a lab check the claim rests on
 # fails; *underpowered* when our interval is wider than the paper's effect. The DRePaS
 # rows are *not reproducible here* (the scheduler is not in upstream Linux).
