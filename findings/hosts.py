@@ -13,7 +13,7 @@ those ratios with its 95 % interval (``stats.mean``, coverage checked at n = 5):
 * inconclusive: it overlaps an edge, or fewer than ``MIN_RUNS`` shared runs.
 
 ``TOLERANCE`` is ours, not a paper's: the emulator holds a configured rate and delay
-to well under 1 % (README, linkem), so a tenth more or less goodput on the same
+to well under 1 % (capture/linkem/README.md), so a tenth more or less goodput on the same
 emulated paths is the machine, not the links.
 """
 from __future__ import annotations

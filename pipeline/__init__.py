@@ -1,4 +1,4 @@
-"""pcaps -> DuckDB tables of the MPTCP metrics the papers use (see docs/DESIGN.md)."""
+"""pcaps -> DuckDB tables of the MPTCP metrics the papers use (see docs/metrics.md and docs/DESIGN.md)."""
 import os as _os
 
 # polars allocates through its own jemalloc, which by default keeps freed pages for

@@ -7,7 +7,7 @@ frames come from ``flows``: packets with ``stream``, ``conn_id``, ``direction``
 ``payload_bytes``, ``time_s``, ``dsn_rel``.
 
 The paper defines every metric for downloads. Each function here computes it for
-both directions with the roles swapped for uploads (docs/DESIGN.md, "Directions"): the
+both directions with the roles swapped for uploads (docs/metrics.md, "Directions"): the
 *sender* is the server for "down" and the client for "up", and every result carries
 a ``direction`` column. Which trace a value may come from (sender's or receiver's)
 is decided by ``tables``.

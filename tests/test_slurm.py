@@ -1,6 +1,6 @@
 """The workflow on a live SLURM: a one-node cluster of its own (cluster/testslurm.py:
 munged, slurmctld and slurmd from Debian's packages, in a temporary directory) runs
-the README's cluster commands — `snakemake --profile profiles/slurm ...` — unchanged
+the cluster commands of docs/reproducing.md — `snakemake --profile profiles/slurm ...` — unchanged
 but for where results go. Every job is an sbatch job that SLURM records as completed;
 the database equals a local run's, row for row; capture runs land in raw_dir; and
 nothing of the cluster survives it.
