@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipeline {analyze,tables,load,plot,show,reference}``."""
+"""Command line: ``python -m pipeline {analyze,tables,load,plot,show,describe,reference}``."""
 from __future__ import annotations
 
 import argparse
@@ -20,6 +20,7 @@ examples:
   python -m pipeline load results/tables/* --db results/lab.duckdb
   python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg   (also rtt, owd, throughput; .png/.html)
   python -m pipeline show data/samples/mp2-linkem/client.pcap 478               (tshark's dissection of frame 478)
+  python -m pipeline describe subflows                                          (its columns: type, unit, meaning)
 
 Metrics follow Chen et al. (IMC 2013) §3.3: download time and out-of-order delay
 from the client's trace, loss and RTT from the server's. Uploads (client -> server
@@ -251,9 +252,59 @@ def cmd_show(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_describe(a: argparse.Namespace) -> int:
+    from . import describe  # (imports DuckDB: for this command only)
+
+    try:
+        text = describe.describe(a.table, a.db)
+    except describe.DatabaseError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except describe.UnknownTable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(text)
+    return 0
+
+
 def _summary(t: dict[str, pl.DataFrame], db: str) -> None:
     counts = ", ".join(f"{n} {schema.rows(t[n])}" for n in ("connections", "subflows", "rtt_samples", "ofo_samples", "problems"))
     print(f"wrote {db}: {counts}", file=sys.stderr)
+
+
+def _common_options(p: argparse.ArgumentParser) -> None:
+    """The options ``analyze`` and ``tables`` share."""
+    p.add_argument("--vantage", choices=schema.VANTAGES,
+                   help="whose capture the pcaps are (default: from the file name, else handshake timing)")
+    p.add_argument("--path", action="append", default=[], metavar="LABEL=ADDR",
+                   help="label the subflows from client address ADDR as LABEL (e.g. wifi=10.1.0.2); "
+                        "default: meta.json's paths, else the address itself")
+    p.add_argument("--decoder", choices=extract.DECODERS, default="native",
+                   help="pcap decoder: the built-in native one (default, fast, needs no tshark) or "
+                        "tshark (the reference it is tested against; much slower)")
+
+
+def _describe_parser(sub) -> None:
+    """``describe``'s sub-command (in ``build_parser``'s ``sub``)."""
+    p = sub.add_parser(
+        "describe", help="what the tables, views and columns hold: types, units, meanings",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Without TABLE, list the tables and the derived layer's views, each with its description; "
+                    "with TABLE (a table or view), list its columns: name, type, unit and meaning. The "
+                    "descriptions are the DuckDB comments the store writes into every database (COMMENT ON; "
+                    "SELECT comment FROM duckdb_columns() shows them in any DuckDB client), from the one "
+                    "schema, pipeline/schema.py. Without --db they are this version's; with --db, the ones the "
+                    "file holds (its own tables and views too).",
+        epilog="examples:\n  python -m pipeline describe\n  python -m pipeline describe subflows\n"
+               "  python -m pipeline describe run_metrics --db results/lab.duckdb\n"
+               "\nUnits (the unit column): ms, s (a duration, or seconds since what the description names), "
+               "Unix s (epoch\nseconds), ISO time, bytes, Mbit/s, % (0-100), fraction (0-1), count, seqno "
+               "(bytes), number, id, label,\naddress, file, text, flag, JSON.\n"
+               "\nExit status: 0; 1 for an unknown TABLE; 2 when --db cannot be read (missing, not a DuckDB file).")
+    p.add_argument("table", nargs="?", metavar="TABLE", help="a table or view (default: list them all)")
+    p.add_argument("--db", help="a lab DuckDB file to read the descriptions from (read only; default: this "
+                                "version's schema)")
+    p.set_defaults(func=cmd_describe)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -264,16 +315,6 @@ def build_parser() -> argparse.ArgumentParser:
                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
 
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--vantage", choices=schema.VANTAGES,
-                       help="whose capture the pcaps are (default: from the file name, else handshake timing)")
-        p.add_argument("--path", action="append", default=[], metavar="LABEL=ADDR",
-                       help="label the subflows from client address ADDR as LABEL (e.g. wifi=10.1.0.2); "
-                            "default: meta.json's paths, else the address itself")
-        p.add_argument("--decoder", choices=extract.DECODERS, default="native",
-                       help="pcap decoder: the built-in native one (default, fast, needs no tshark) or "
-                            "tshark (the reference it is tested against; much slower)")
-
     p = sub.add_parser("analyze", help="pcaps or run folders -> the DuckDB store", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="PCAP", help="pcap/pcapng files or run folders")
@@ -281,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="DuckDB file to add the results to (created if missing; rows of the same runs/traces "
                         "replaced, everything else kept)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    common(p)
+    _common_options(p)
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("tables", help="one run folder (or pcap) -> a folder of Parquet tables")
@@ -289,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True,
                    help="folder to write <table>.parquet into (atomically; an existing folder is replaced only "
                         "when it holds nothing but such tables)")
-    common(p)
+    _common_options(p)
     p.set_defaults(func=cmd_tables)
 
     p = sub.add_parser("load", help="Parquet table folders -> the DuckDB store",
@@ -331,6 +372,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pcap", metavar="PCAP")
     p.add_argument("frames", nargs="+", type=int, metavar="FRAME")
     p.set_defaults(func=cmd_show)
+
+    _describe_parser(sub)
 
     # listed here; its arguments are its own (main hands it the rest of the command line)
     sub.add_parser("reference", help="per-campaign reference tables (data/reference) from analysed runs' table "

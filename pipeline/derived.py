@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .inputs import not_duckdb
+from .sqltext import comment_on, in_one_transaction
 
 if TYPE_CHECKING:
     import duckdb
@@ -417,14 +418,15 @@ def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
     return out
 
 
-# A macro holding a hash of every definition: a database whose macros and views are
-# already this version's is left as it is (creating them binds each view: ~50 ms).
+# A macro holding a hash of every definition (and its documentation: the views' comments):
+# a database whose macros and views are already this version's is left as it is
+# (creating them binds each view: ~50 ms).
 VERSION_MACRO = "lab_derived_version"
 
 
 def fingerprint(defs: list[Definition]) -> str:
     import hashlib
-    return hashlib.sha256("\n".join(f"{d.kind} {d.name} {d.sql}" for d in defs).encode()).hexdigest()[:16]
+    return hashlib.sha256("\n".join(f"{d.kind} {d.name} {d.sql} {d.doc}" for d in defs).encode()).hexdigest()[:16]
 
 
 def installed_version(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -460,6 +462,10 @@ def install(con: duckdb.DuckDBPyConnection, temp: bool = False) -> None:
             con.execute(f"CREATE OR REPLACE {t}MACRO {d.name}{d.sql}")
         else:
             con.execute(f"CREATE OR REPLACE {t}VIEW {d.name} AS {d.sql}")
+    views = [comment_on(d.name, None, d.doc, kind="VIEW") for d in defs if d.kind == "view"]
+    if views and not temp:  # each view's documentation as its comment (`describe`, any DuckDB client): the
+        # view's own, not its columns' (those rest on the view's binding, which a file may load lazily)
+        con.execute(in_one_transaction(views))
     con.execute(f"CREATE OR REPLACE {t}MACRO {VERSION_MACRO}() AS '{version}'")
 
 

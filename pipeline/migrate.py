@@ -14,6 +14,10 @@ upgrades below, newest last:
 3. meta.json lifted into columns and tables (``run_paths``, ``run_outages``): a store
    from before them has its runs' ``meta_json`` lifted here;
 4. ``runs.study`` (meta.json ``study``): an added column (1), null in older rows.
+
+Every table and column also carries its description as a DuckDB comment
+(``schema.TABLE_DOCS``, ``schema.COLUMN_DOCS``; ``ensure_comments``): written into a
+file that lacks them or holds another version's, left alone otherwise.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import polars as pl
 
 from . import schema
 from .inserts import insert_one
+from .sqltext import comment_on, in_one_transaction
 from .tables import meta_tables_of
 
 if TYPE_CHECKING:
@@ -56,6 +61,27 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
                     con.execute(f'UPDATE "{t}" SET direction = \'down\'')
     if lifted and con.execute("SELECT count(*) FROM runs").fetchall()[0][0]:
         _lift_meta_json(con)
+    ensure_comments(con)
+
+
+def comments(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str | None], str | None]:
+    """The comments the database's tables (column None) and their columns hold now."""
+    rows = con.execute(
+        "SELECT table_name, NULL, comment FROM duckdb_tables() "
+        "WHERE database_name = current_database() AND schema_name = 'main' UNION ALL "
+        "SELECT table_name, column_name, comment FROM duckdb_columns() "
+        "WHERE database_name = current_database() AND schema_name = 'main'").fetchall()
+    return {(t, c): text for t, c, text in rows}
+
+
+def ensure_comments(con: duckdb.DuckDBPyConnection) -> None:
+    """Our tables' and columns' descriptions as their comments (``schema.comments``), where
+    they differ (a new file, one an older version wrote, a description changed since):
+    in one transaction. A file whose comments are this version's costs one query."""
+    have = comments(con)
+    todo = [comment_on(t, c, text) for t, c, text in schema.comments() if have.get((t, c)) != text]
+    if todo:
+        con.execute(in_one_transaction(todo))
 
 
 def _lift_meta_json(con: duckdb.DuckDBPyConnection) -> None:

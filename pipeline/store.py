@@ -505,7 +505,7 @@ def _empty_store() -> Path | None:
     everything in it, so a change of schema, views or DuckDB version makes another."""
     import hashlib
     views = derived.fingerprint(derived.definitions({t: set(c) for t, c in schema.TABLES.items()}))
-    parts = [_duckdb().__version__, views, *(schema.ddl(t) for t in schema.TABLES)]
+    parts = [_duckdb().__version__, views, *(schema.ddl(t) for t in schema.TABLES), repr(schema.comments())]
     key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
     try:
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
