@@ -287,7 +287,18 @@ def health_columns(meta: dict) -> dict:
     return {"stalled": st.get("stalled"), "worst_late_ms": st.get("worst_late_ms"),
             "late_packets": st.get("late_packets"), "late_intervals": st.get("late_intervals"),
             "worst_reader_lag_ms": st.get("worst_reader_lag_ms"), "steal_pct": host.get("steal_pct"),
-            "host_busy_pct": host.get("busy_pct"), "run_cpu_s": cpu.get("cpu_s")}
+            "host_busy_pct": host.get("busy_pct"), "run_cpu_s": cpu.get("cpu_s"),
+            "host_others_pct": others_pct(host, cpu)}
+
+
+def others_pct(host: dict, cpu: dict) -> float | None:
+    """The host's busy share less the run's own (capture/health.py: busy counts every
+    process, the run's emulators and workload too): what else kept the host busy."""
+    busy, own, cpus = host.get("busy_pct"), cpu.get("pct_of_one_core"), host.get("cpus")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in (busy, own, cpus)) or cpus < 1:
+        return None
+    return round(max(busy - own / cpus, 0.0), 2)
 
 
 def lifted_columns() -> tuple[str, ...]:

@@ -71,6 +71,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "steal_pct": pl.Float64,
         "host_busy_pct": pl.Float64,
         "run_cpu_s": pl.Float64,
+        "host_others_pct": pl.Float64,
         "attempt": pl.Int32,
         "scale": pl.Utf8,
         "campaign_seed": pl.Int64,
@@ -351,6 +352,9 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "steal_pct": "host CPU time stolen (by a hypervisor) during the run, of all CPUs' time [%]",
         "host_busy_pct": "host CPU busy (neither idle nor stolen) during the run, of all CPUs' time [%]",
         "run_cpu_s": "CPU time of the run's own processes (emulators, tcpdump, workload) [s]",
+        "host_others_pct": "host CPU busy with work other than the run's own processes: host_busy_pct minus the "
+                           "run's CPU share of all CPUs, at least 0; kernel work for the run's packets "
+                           "(softirq) may count here, so it bounds the other work from above [%]",
         "attempt": "1, or 2, 3, ... when earlier attempts were repeated after a stall [number]",
         "scale": "the campaign's scale: 'quick', 'standard' or 'paper' (null: a run made alone) [label]",
         "campaign_seed": "the campaign's random seed [number]",

@@ -62,8 +62,18 @@ def test_runs_table_carries_the_health_columns():
     row = tables.runs_row(META, "r1").to_dicts()[0]
     assert (row["stalled"], row["worst_late_ms"], row["late_packets"], row["late_intervals"]) == (True, 7.5, 8, 4)
     assert (row["steal_pct"], row["host_busy_pct"], row["run_cpu_s"], row["attempt"]) == (3.5, 71.0, 4.25, 2)
+    assert row["host_others_pct"] is None  # no pct_of_one_core, no cpus: not computable
     old = tables.runs_row({"run_id": "r0", "campaign": "chen"}, "r0").to_dicts()[0]
     assert old["stalled"] is None and old["worst_late_ms"] is None
+
+
+def test_other_work_is_the_hosts_busy_share_less_the_runs_own():
+    """busy_pct counts the run's own emulators and workload: 7.19 % busy on 2 CPUs while
+    the run used 11.4 % of one core leaves 1.49 % for everything else (never below 0)."""
+    meta = {**META, "host": {"busy_pct": 7.19, "cpus": 2}, "run_cpu": {"cpu_s": 0.62, "pct_of_one_core": 11.4}}
+    assert tables.runs_row(meta, "r1").to_dicts()[0]["host_others_pct"] == 1.49
+    meta["run_cpu"]["pct_of_one_core"] = 30.0
+    assert tables.runs_row(meta, "r1").to_dicts()[0]["host_others_pct"] == 0.0
 
 
 def test_older_table_folders_load_beside_new_ones(tmp_path):
