@@ -29,16 +29,20 @@ covered at ``LEVEL_MIN`` and its expected interval is narrower than its band.
 """
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from dataclasses import dataclass
 from typing import Callable
 
+import duckdb
 import numpy as np
 
 from findings.claim import Claim
 from findings.measure import Facts
 from findings.stats import LEVEL, MIN_RUNS, Stat
+
+from .registry import all_claims
 
 LEVEL_MIN = 0.93  # the coverage every method must keep (issue 41)
 SIMS = 400
@@ -148,11 +152,6 @@ def planned_n(p: Population, band_width: float, budget: int, sims: int = SIMS) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    import duckdb
-
-    from .registry import all_claims
     ap = argparse.ArgumentParser(prog="python -m papers coverage", description=__doc__.split("\n\n")[0])
     ap.add_argument("--db", required=True, help="a lab database (results/lab.duckdb, or one loaded from data/reference)")
     ap.add_argument("--n", type=int, default=MIN_RUNS, help="runs per role drawn (default: %(default)s)")
