@@ -171,3 +171,86 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['kind'][:34]:34s} {r['shape']:13s} {r['groups']:6d} {r['worst']:6.3f} {r['mean']:6.3f}  "
               f"{r['worst_group'][:70]}{flag}")
     return 0
+
+
+# --------------------------------------------------------------- candidate methods
+# Alternatives to the findings' own interval per statistic kind, compared on the same
+# populations (``candidates_table``): the method a kind keeps is the one that holds
+# LEVEL_MIN on every shape at the n the claims use.
+
+def _t(q: float, df: float) -> float:
+    from findings.stats import t_quantile
+    return t_quantile(q, df)
+
+
+def student_mean(s: dict, role: str, level: float) -> tuple[float, float]:
+    x = s[role]
+    half = _t(1 - (1 - level) / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+    return float(x.mean() - half), float(x.mean() + half)
+
+
+def cox_mean(s: dict, role: str, level: float) -> tuple[float, float]:
+    """Cox's interval for the mean of lognormal values: exp(ȳ + s²/2 ± t·√(s²/n + s⁴/(2(n−1))))."""
+    x = s[role]
+    if (x <= 0).any():
+        return student_mean(s, role, level)
+    y, n = np.log(x), len(x)
+    v = y.var(ddof=1)
+    half = _t(1 - (1 - level) / 2, n - 1) * math.sqrt(v / n + v * v / (2 * (n - 1)))
+    c = y.mean() + v / 2
+    return float(math.exp(c - half)), float(math.exp(c + half))
+
+
+def order_median(s: dict, role: str, level: float) -> tuple[float, float]:
+    """The distribution-free interval [x(j), x(n+1−j)] with the largest j whose binomial
+    coverage is at least ``level`` (at n = 5: the range, 93.75 %)."""
+    x = np.sort(s[role])
+    n = len(x)
+    cdf = np.cumsum([math.comb(n, k) for k in range(n + 1)]) / 2 ** n
+    j = 1
+    while j + 1 <= n // 2 and 1 - 2 * cdf[j] >= level:  # P(x(j+1) <= m <= x(n-j)) = 1 - 2·P(B <= j)
+        j += 1
+    return float(x[j - 1]), float(x[n - j])
+
+
+def welch_log_ratio(s: dict, a: str, b: str, level: float) -> tuple[float, float]:
+    """Welch's t on log values: an interval for the ratio of geometric means."""
+    x, y = s[a], s[b]
+    if (x <= 0).any() or (y <= 0).any():
+        return math.nan, math.nan
+    lx, ly = np.log(x), np.log(y)
+    va, vb = lx.var(ddof=1) / len(lx), ly.var(ddof=1) / len(ly)
+    se = math.sqrt(va + vb)
+    df = se ** 4 / ((va ** 2 / (len(lx) - 1) if va else 0) + (vb ** 2 / (len(ly) - 1) if vb else 0)) if se > 0 else 1
+    half = _t(1 - (1 - level) / 2, df) * se
+    d = lx.mean() - ly.mean()
+    return float(math.exp(d - half)), float(math.exp(d + half))
+
+
+def candidates(p: Population) -> dict[str, Callable[[dict, float], tuple[float, float]]]:
+    """The alternative methods that apply to ``p``'s statistic (beside its own)."""
+    st = p.stat
+    r = st.roles
+    if st.kind == "mean":
+        return {"student t": lambda s, lv: student_mean(s, r[0], lv), "cox (lognormal)": lambda s, lv: cox_mean(s, r[0], lv)}
+    if st.kind == "boot" and st.text == "median":
+        return {"order statistics": lambda s, lv: order_median(s, r[0], lv)}
+    return {}
+
+
+def candidate_coverage(p: Population, method: Callable[[dict, float], tuple[float, float]], n: int,
+                       shape: str = "as captured", sims: int = SIMS, seed: int = 0,
+                       level: float = LEVEL) -> float:
+    pop = {k: SHAPES[shape](v) for k, v in p.roles.items()}
+    with np.errstate(all="ignore"):
+        truth = p.stat.value(pop)
+    if not math.isfinite(truth):
+        return math.nan
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(sims):
+        s = {k: v[rng.integers(0, len(v), size=n)] for k, v in pop.items()}
+        with np.errstate(all="ignore"):
+            lo, hi = method(s, level)
+        hits += bool(lo <= truth <= hi)
+    return hits / sims
