@@ -40,7 +40,7 @@ import numpy as np
 
 from findings.claim import Claim
 from findings.measure import Facts
-from findings.stats import LEVEL, MIN_RUNS, Stat
+from findings.stats import LEVEL, MIN_RUNS, Stat, t_quantile
 
 from .registry import all_claims
 
@@ -179,7 +179,6 @@ def main(argv: list[str] | None = None) -> int:
 # LEVEL_MIN on every shape at the n the claims use.
 
 def _t(q: float, df: float) -> float:
-    from findings.stats import t_quantile
     return t_quantile(q, df)
 
 
