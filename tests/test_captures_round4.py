@@ -20,3 +20,18 @@ def test_one_address_given_two_labels_is_refused():
     assert _path_map(["wifi=2001:db8::2", "wifi=2001:DB8::2"]) == {"2001:db8::2": "wifi"}
     with pytest.raises(SystemExit, match="two labels"):
         _path_map(["wifi=10.0.1.2", "lte=10.0.1.2"])
+
+
+def test_one_bad_cell_in_an_emulator_log_loses_its_row_not_the_log(tmp_path):
+    from pipeline import tables
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "linkem-wifi.csv").write_text(
+        "direction,packet_id,size_bytes,arrival_s,departure_s,dropped,reason\n"
+        "down,0,1514,10.0,10.031,0,\n"
+        "down,one,1514,10.001,10.047,0,\n"      # a cell that is not its column's type
+        "down,2,1514,10.002,nan,0,\n"           # a departure that is not a time
+        "down,3,1514,10.003,,1,queue\n")
+    lt, problems = tables.link_truth(d, "r")
+    assert lt["packet_id"].to_list() == [0, 3]
+    assert len(problems) == 1 and "2 of 4 rows are not valid linkem records" in problems[0]["reason"]
