@@ -35,3 +35,25 @@ def test_one_bad_cell_in_an_emulator_log_loses_its_row_not_the_log(tmp_path):
     lt, problems = tables.link_truth(d, "r")
     assert lt["packet_id"].to_list() == [0, 3]
     assert len(problems) == 1 and "2 of 4 rows are not valid linkem records" in problems[0]["reason"]
+
+
+@pytest.mark.parametrize("field", ["order_index", "size_bytes", "repetition", "campaign_seed"])
+def test_a_401_digit_integer_loses_its_field_not_the_run(field):
+    from pipeline import metadoc, tables
+    meta = {"run_id": "r1", "campaign": "chen", "mode": "MP-2", field: 10 ** 400}
+    kept, notes = metadoc.check(meta)
+    assert field not in kept and any(n.startswith(field) and "out of range" in n for n in notes)
+    assert metadoc._num(10 ** 400) is None and metadoc._int(-(10 ** 30)) is None
+    row = tables.runs_row(kept, "r1").to_dicts()[0]
+    assert row["run_id"] == "r1"
+
+
+def test_a_lone_surrogate_in_a_text_field_is_replaced_not_fatal():
+    import json
+
+    from pipeline import metadoc, tables
+    meta = json.loads('{"run_id": "r1", "campaign": "chen", "scenario": "att\\ud800", "mode": "MP-2"}')
+    kept, notes = metadoc.check(meta)
+    assert kept["scenario"] == "att\ufffd" and any("lone surrogate" in n for n in notes)
+    row = tables.runs_row(kept, "r1").to_dicts()[0]
+    assert row["scenario"] == "att\ufffd"
