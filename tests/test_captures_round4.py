@@ -57,3 +57,14 @@ def test_a_lone_surrogate_in_a_text_field_is_replaced_not_fatal():
     assert kept["scenario"] == "att\ufffd" and any("lone surrogate" in n for n in notes)
     row = tables.runs_row(kept, "r1").to_dicts()[0]
     assert row["scenario"] == "att\ufffd"
+
+
+def test_ditg_lines_with_bad_seconds_or_huge_ids_are_skipped_not_fatal():
+    from pipeline import ditg
+    good = "Flow>0001 Seq> 1 txTime>8:19:48.882029 rxTime>8:19:48.882078 Size> 400\n"
+    text = (good + "Flow>0001 Seq> 2 txTime>8:19:48.88.2029 rxTime>8:19:48.9 Size> 400\n"
+            f"Flow>{2 ** 40} Seq> 3 txTime>8:19:49.0 rxTime>8:19:49.1 Size> 400\n"
+            f"Flow>0001 Seq> 4 txTime>8:19:49.0 rxTime>8:19:49.1 Size> {2 ** 40}\n")
+    df, problems = ditg.app_latency(text, "r1")
+    assert df["seq"].to_list() == [1]
+    assert len(problems) == 1 and "3 of 4 lines are not D-ITG packet lines" in problems[0]["reason"]
