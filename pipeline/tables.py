@@ -182,10 +182,15 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
     problems = [problem(None, src, "load", f"meta.json: {w}; left empty") for w in why]
     if "started_at" in meta:
         try:
-            _parse_time(meta["started_at"])
+            _day_start(meta)  # dated in the local time zone too: year 1 or 9999 may not be
         except ValueError:
             problems.append(problem(None, src, "load", f"meta.json: started_at {meta['started_at'][:40]!r} is not an "
                                                        "ISO 8601 time; left empty (D-ITG times cannot be dated)"))
+            meta.pop("started_at")
+        except (OverflowError, OSError):
+            problems.append(problem(None, src, "load", f"meta.json: started_at {meta['started_at'][:40]!r} is out of "
+                                                       "the range of dates this host can convert; left empty (D-ITG "
+                                                       "times cannot be dated)"))
             meta.pop("started_at")
     if "paths" in meta:
         meta["paths"], why = metadoc.valid_paths(meta["paths"])

@@ -68,3 +68,16 @@ def test_ditg_lines_with_bad_seconds_or_huge_ids_are_skipped_not_fatal():
     df, problems = ditg.app_latency(text, "r1")
     assert df["seq"].to_list() == [1]
     assert len(problems) == 1 and "3 of 4 lines are not D-ITG packet lines" in problems[0]["reason"]
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:30:00+05:00", "9999-12-31T23:59:59-05:00"])
+def test_a_start_time_at_the_ends_of_the_calendar_is_left_empty_not_fatal(tmp_path, when):
+    import json
+
+    from pipeline import tables
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "meta.json").write_text(json.dumps({"run_id": "r1", "campaign": "ditg", "started_at": when}))
+    meta, problems = tables.read_meta(d)
+    assert "started_at" not in meta and meta["run_id"] == "r1"
+    assert any("started_at" in p["reason"] and "left empty" in p["reason"] for p in problems)
