@@ -230,7 +230,7 @@ def cmd_plot(a: argparse.Namespace) -> int:
         print(f"error: {a.db}: cannot be read as the lab's database ({e})", file=sys.stderr)
         return 2
     try:
-        chart, _ = runplots.PLOTS[a.kind](con, a.run, a.direction)
+        chart, _ = runplots.PLOTS[a.kind](con, a.run, a.direction, conn=a.connection)
         out = runplots.save(chart, a.output)
     except runplots.PlotError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -364,6 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="out.svg, out.png, out.html or out.json")
     p.add_argument("--direction", choices=schema.DIRECTIONS,
                    help="data direction to draw (default: the one that carried most payload)")
+    p.add_argument("--connection", type=int, metavar="CONN_ID",
+                   help="the connection to draw, by its conn_id in the receiver's trace (connections.conn_id; "
+                        "default: the one that carried most payload); an unknown id lists the run's")
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser(
