@@ -1,5 +1,8 @@
 # The README's commands: `make test`, `make reproduce-all` and `make lab`.
 # Each does its own set-up: Debian packages (as root), the virtual environment.
+# Each set-up stage prints one line ("set-up: venv (.venv) … ok (already there)"); the
+# tools' own output (apt, pip, setuptools, maturin, cargo) goes to a log per stage in
+# results/logs/setup/, whose last lines are printed when a stage fails (scripts/quiet.sh).
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
@@ -9,45 +12,69 @@ LINKEM  := capture/linkem/target/release/linkem
 LINKEM_SRC := $(wildcard capture/linkem/Cargo.toml capture/linkem/src/*.rs capture/linkem/src/**/*.rs)
 # rustup installs cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
 export PATH := $(PATH):$(HOME)/.cargo/bin
+QUIET      := scripts/quiet.sh
+SETUP_LOGS := results/logs/setup
+# When this make started (ns since the epoch), read off a new file: the clock file times
+# come from (coarser than `date`'s). A stage whose product is older had nothing to do and
+# says "already there"; reproduce-all says "up to date" when the report is older.
+export SETUP_T0 := $(shell t=$$(mktemp) && date -r "$$t" +%s%N; rm -f "$$t")
 
-.PHONY: test lint reproduce-all lab system venv linkem cc thirdparty bench bench-memory clean
+.PHONY: test lint reproduce-all lab system venv venv-status linkem cc thirdparty bench bench-memory clean
 
 system:
-	@scripts/setup-system.sh
+	@$(QUIET) begin "system packages"
+	@$(QUIET) run $(SETUP_LOGS)/system.log scripts/setup-system.sh
+	@$(QUIET) end
 
+# The editable install is `compat`: a plain path entry in a .pth; the default editable
+# mode imports a finder module at every interpreter start (~8 ms of a ~0.5 s `pipeline
+# analyze`). compileall: our own modules' bytecode, as pip compiles the packages it
+# installs: a shell with PYTHONDONTWRITEBYTECODE set would otherwise compile them at every
+# start (~15 ms).
 $(STAMP): pyproject.toml
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	# compat: a plain path entry in a .pth; the default editable mode imports a
-	# finder module at every interpreter start (~8 ms of a ~0.5 s `pipeline analyze`).
-	$(BIN)/pip install -q -e '.[lab,test]' --config-settings editable_mode=compat
-	$(BIN)/python scripts/check-python.py
-	# Our own modules' bytecode, as pip compiles the packages it installs: a shell with
-	# PYTHONDONTWRITEBYTECODE set would otherwise compile them at every start (~15 ms).
-	$(BIN)/python -m compileall -q pipeline capture findings labfig papers report > /dev/null
-	touch $(STAMP)
+	@$(QUIET) begin "venv ($(VENV))"
+	@$(QUIET) run $(SETUP_LOGS)/venv.log $(PY) -m venv $(VENV)
+	@$(QUIET) run $(SETUP_LOGS)/venv.log $(BIN)/pip install -q --upgrade pip
+	@$(QUIET) run $(SETUP_LOGS)/venv.log $(BIN)/pip install -q -e '.[lab,test]' --config-settings editable_mode=compat
+	@$(QUIET) run $(SETUP_LOGS)/venv.log $(BIN)/python scripts/check-python.py
+	@$(QUIET) run $(SETUP_LOGS)/venv.log $(BIN)/python -m compileall -q pipeline capture findings labfig papers report
+	@touch $(STAMP)
+	@$(QUIET) end $(STAMP) installed
 
 # The native pcap decoder (pipeline/pcapdecode, Rust + pyo3), built by maturin into
 # the venv; rebuilt when its sources change.
 DECODER_SRC := $(wildcard pipeline/pcapdecode/Cargo.toml pipeline/pcapdecode/Cargo.lock pipeline/pcapdecode/pyproject.toml pipeline/pcapdecode/src/*.rs pipeline/pcapdecode/src/python/*.rs pipeline/pcapdecode/src/decoder/*.rs)
 DECODER := $(VENV)/.pcapdecode-built
 
-$(DECODER): $(STAMP) $(DECODER_SRC)
-	@scripts/check-rust.sh pipeline/pcapdecode
-	$(BIN)/pip install -q ./pipeline/pcapdecode
-	touch $(DECODER)
+# (venv-status, order-only: the venv's line comes before the decoder's)
+$(DECODER): $(STAMP) $(DECODER_SRC) | venv-status
+	@$(QUIET) begin "decoder (pipeline/pcapdecode)"
+	@$(QUIET) run $(SETUP_LOGS)/decoder.log scripts/check-rust.sh pipeline/pcapdecode
+	@$(QUIET) run $(SETUP_LOGS)/decoder.log $(BIN)/pip install -q ./pipeline/pcapdecode
+	@touch $(DECODER)
+	@$(QUIET) end $(DECODER) built
 
 venv: $(STAMP) $(DECODER)
+	@$(QUIET) already $(DECODER) "decoder (pipeline/pcapdecode)"
+
+# the venv's line when its stamp's recipe had nothing to do
+venv-status: $(STAMP)
+	@$(QUIET) already $(STAMP) "venv ($(VENV))"
 
 # The native link emulator (capture/linkem), built when its sources exist.
 linkem:
-	@if [ -f capture/linkem/Cargo.toml ]; then scripts/check-rust.sh capture/linkem && \
-		cargo build -q --release --manifest-path capture/linkem/Cargo.toml; fi
+	@if [ -f capture/linkem/Cargo.toml ]; then $(QUIET) begin "link emulator (capture/linkem)" && \
+		$(QUIET) run $(SETUP_LOGS)/linkem.log scripts/check-rust.sh capture/linkem && \
+		$(QUIET) run $(SETUP_LOGS)/linkem.log cargo build -q --release --manifest-path capture/linkem/Cargo.toml && \
+		$(QUIET) end $(LINKEM); fi
 
 # The BPF congestion controls (capture/cc: lia, olia, balia) and their loader;
-# skipped with a message on a kernel without BTF.
+# skipped with a message on a kernel without BTF. (Its build/ folder changes when
+# anything in it is rebuilt; there is none when the kernel has no BTF.)
 cc: system
-	@$(MAKE) --no-print-directory -C capture/cc
+	@$(QUIET) begin "congestion controls (capture/cc)"
+	@$(QUIET) run $(SETUP_LOGS)/cc.log $(MAKE) --no-print-directory -C capture/cc
+	@$(QUIET) end capture/cc/build built "skipped: the kernel has no BTF (lia, olia, balia unavailable)"
 
 # Linters check, they never rewrite (no tree-wide reformatting: it breaks everyone's merges).
 lint: venv
@@ -57,7 +84,10 @@ lint: venv
 
 # Other people's MPTCP captures for the cross-check tests (never committed).
 thirdparty: venv
-	@scripts/fetch-thirdparty.sh $(BIN)/pip
+	@$(QUIET) begin "third-party captures (data/thirdparty)"
+	@$(QUIET) run $(SETUP_LOGS)/thirdparty.log scripts/fetch-thirdparty.sh $(BIN)/pip
+	@$(QUIET) end data/thirdparty/.complete fetched \
+		"not fetched (the tests that need them skip; why: $(SETUP_LOGS)/thirdparty.log)"
 
 # (--durations: the slowest tests, listed at the end: CI's half hour is mostly theirs)
 test: system venv linkem cc thirdparty lint
@@ -75,8 +105,10 @@ RESULTS := results$(if $(SCALE),/$(SCALE))
 RAW      = $(shell $(BIN)/python -m capture scales --raw-dir $(SCALE))
 reproduce-all: system venv linkem cc
 	$(BIN)/snakemake --cores $(CORES) reproduce_all --logger mptcp-lab $(if $(SCALE),--config capture=true scale=$(SCALE) results_dir=$(RESULTS) raw_dir=$(RAW))
-	@# exit 3 when a failed capture left a judged paper with fewer runs than planned
-	@$(BIN)/python -m report.summary --check --results $(RESULTS)
+	@# exit 3 when a failed capture left a judged paper with fewer runs than planned; and,
+	@# also when Snakemake had nothing to do ("up to date": the report predates this make),
+	@# where the report is and how many findings it has
+	@$(BIN)/python -m report.summary --check --where --since=$(SETUP_T0) --results $(RESULTS)
 
 # JupyterLab on notebooks/ with the current database (results/lab.duckdb, else the
 # samples', analysed on first use); DB=path picks another, LAB_ARGS go to jupyter lab.

@@ -364,7 +364,7 @@ def band_text(r: dict) -> str:
 
 def markdown(table: pl.DataFrame) -> str:
     """The verdict table: per row the paper's number and band, ours with its CI, n, both verdicts."""
-    lines = ["| paper | claim | source | paper | band | ours [95 % CI] | n | magnitude | direction |",
+    lines = ["| paper | claim | source | paper | band | ours [CI: 95 % unless named] | n | magnitude | direction |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in table.iter_rows(named=True):
         lines.append(f"| {r['paper']} | `{r['id']}` | {r['source']} | {r['paper_text']} | {band_text(r)} | "

@@ -53,7 +53,7 @@ def tables(paper: str) -> tuple[pl.DataFrame, pl.DataFrame]:
 def checks_table(paper: str) -> str:
     """Markdown: the paper's lab checks (our emulated set-up against the paper's conditions)."""
     _, checks, _ = _tables()
-    lines = ["| lab check | the paper | band | ours [95 % CI] | n | verdict |", "|---|---|---|---|---|---|"]
+    lines = ["| lab check | the paper | band | ours [CI: 95 % unless named] | n | verdict |", "|---|---|---|---|---|---|"]
     for r in checks.filter(pl.col("paper") == paper).iter_rows(named=True):
         lines.append(f"| `{r['id']}`: {r['says']} ({r['source']}) | {r['paper_text']} | {band_text(r)} | "
                      f"{ours_text(r)} | {r['n'] or '–'} | **{r['magnitude_verdict']}** |")
@@ -64,7 +64,7 @@ def verdict_table(paper: str) -> str:
     """Markdown: every statement of the paper's inventory with its number, band, ours and
     both verdicts (and why, where they are not agree)."""
     rows, _ = tables(paper)
-    lines = ["| claim | the paper | band | ours [95 % CI] | n | magnitude | direction | basis | why |",
+    lines = ["| claim | the paper | band | ours [CI: 95 % unless named] | n | magnitude | direction | basis | why |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows.iter_rows(named=True):
         why = (r["reason"] or "").replace("|", "/")

@@ -40,7 +40,7 @@ def summary(t: pl.DataFrame) -> str:
 
 
 def markdown(t: pl.DataFrame) -> str:
-    lines = ["| claim | reference: ours [95 % CI], magnitude / direction | replicate | holds |", "|---|---|---|---|"]
+    lines = ["| claim | reference: ours [CI: 95 % unless named], magnitude / direction | replicate | holds |", "|---|---|---|---|"]
     for r in t.iter_rows(named=True):
         ref = (f"{_fmt(r['our_value'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}], "
                f"{r['magnitude_verdict']} / {r['direction_verdict']}")

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from . import extract, labels, schema, store, tables
-from .assemble import problem
+from .assemble import canonical_addr, problem
 from .inputs import run_pcaps
 
 EPILOG = """\
@@ -55,7 +55,11 @@ def _path_map(items: list[str]) -> dict[str, str]:
         label, sep, addr = it.partition("=")
         if not sep or not label or not addr:
             raise SystemExit(f"error: --path expects LABEL=CLIENT_ADDRESS, got {it!r}")
-        out[addr] = label
+        key = canonical_addr(addr)
+        if out.get(key, label) != label:
+            raise SystemExit(f"error: --path gives {addr} two labels ({out[key]!r} and {label!r}): one address, "
+                             "one path")
+        out[key] = label
     return out
 
 

@@ -183,10 +183,15 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
     problems = [problem(None, src, "load", f"meta.json: {w}; left empty") for w in why]
     if "started_at" in meta:
         try:
-            _parse_time(meta["started_at"])
+            _day_start(meta)  # dated in the local time zone too: year 1 or 9999 may not be
         except ValueError:
             problems.append(problem(None, src, "load", f"meta.json: started_at {meta['started_at'][:40]!r} is not an "
                                                        "ISO 8601 time; left empty (D-ITG times cannot be dated)"))
+            meta.pop("started_at")
+        except (OverflowError, OSError):
+            problems.append(problem(None, src, "load", f"meta.json: started_at {meta['started_at'][:40]!r} is out of "
+                                                       "the range of dates this host can convert; left empty (D-ITG "
+                                                       "times cannot be dated)"))
             meta.pop("started_at")
     if "paths" in meta:
         meta["paths"], why = metadoc.valid_paths(meta["paths"])
@@ -265,20 +270,22 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
         if what:
             problems.append(problem(run_id, str(f), "load", f"emulator log is {what}, not a regular file; skipped"))
             continue
-        try:
-            df = pl.read_csv(f, schema_overrides={**LINKEM_COLUMNS, **LINKEM_LATER_COLUMNS}, infer_schema=False)
+        try:  # as text: one bad cell loses its row, not the log
+            raw = pl.read_csv(f, infer_schema=False)
         except Exception as e:  # polars' errors carry pages of hints: keep the first line
             problems.append(problem(run_id, str(f), "load", f"unreadable emulator log: {_first_line(e)}"))
             continue
-        missing = [c for c in LINKEM_COLUMNS if c not in df.columns]
+        missing = [c for c in LINKEM_COLUMNS if c not in raw.columns]
         if missing:
             problems.append(problem(run_id, str(f), "load", f"not a linkem log: no column {', '.join(missing)}"))
             continue
-        df = df.with_columns(pl.lit(None, t).alias(c) for c, t in LINKEM_LATER_COLUMNS.items() if c not in df.columns)
-        # a forwarded frame was sent at least once; a dropped one may never have been (queue, outage)
-        good = (pl.col("direction").is_in(schema.DIRECTIONS) & pl.col("packet_id").is_not_null()
-                & pl.col("arrival_s").is_not_null() & pl.col("dropped").is_in([0, 1])
-                & (pl.col("departure_s").is_null() | (pl.col("departure_s") >= pl.col("arrival_s")))
+        df = _typed_linkem(raw)
+        # a forwarded frame was sent at least once; a dropped one may never have been (queue,
+        # outage); times are finite (a NaN compares above every number in polars)
+        good = (~pl.col("_bad_cell") & pl.col("direction").is_in(schema.DIRECTIONS) & pl.col("packet_id").is_not_null()
+                & pl.col("arrival_s").is_finite() & pl.col("dropped").is_in([0, 1])
+                & (pl.col("departure_s").is_null()
+                   | (pl.col("departure_s").is_finite() & (pl.col("departure_s") >= pl.col("arrival_s"))))
                 & (pl.col("attempts").is_null() | (pl.col("attempts") >= 1 - pl.col("dropped"))))
         n_bad = df.filter(~good.fill_null(False)).height
         if n_bad:
@@ -286,13 +293,24 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
                                                             "records (direction, times, dropped flag, attempts); "
                                                             "skipped"))
         # linkem writes rows as packets complete, not in arrival order
-        df = df.filter(good.fill_null(False)).sort("direction", "packet_id")
+        df = df.filter(good.fill_null(False)).drop("_bad_cell").sort("direction", "packet_id")
         frames.append(df.with_columns(
             run_id=pl.lit(run_id), path=pl.lit(f.stem.removeprefix("linkem-")),
             dropped=pl.col("dropped").cast(pl.Boolean),
         ))
     df = pl.concat([schema.conform("link_truth", d) for d in frames]) if frames else schema.empty("link_truth")
     return df, problems
+
+
+def _typed_linkem(raw: pl.DataFrame) -> pl.DataFrame:
+    """A linkem log read as text, typed: ``_bad_cell`` marks rows with a cell that is not
+    its column's type (each such row is left out and counted, the others kept)."""
+    types = {c: t for c, t in {**LINKEM_COLUMNS, **LINKEM_LATER_COLUMNS}.items() if c in raw.columns}
+    typed = [pl.col(c).str.strip_chars().cast(t, strict=False) for c, t in types.items() if t != pl.Utf8]
+    bad = [pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(t, strict=False).is_null()
+           for c, t in types.items() if t != pl.Utf8]
+    df = raw.with_columns(_bad_cell=pl.any_horizontal(bad) if bad else pl.lit(False)).with_columns(typed)
+    return df.with_columns(pl.lit(None, t).alias(c) for c, t in LINKEM_LATER_COLUMNS.items() if c not in df.columns)
 
 
 def _first_line(e: BaseException) -> str:

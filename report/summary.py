@@ -1,12 +1,15 @@
 """The main job's last lines: what the findings rest on, their verdicts, every failed,
 repeated or left-out run, and whether a failed capture touches a verdict.
 
-    python -m report.summary --results results [--source "..."] [--check]
+    python -m report.summary --results results [--source "..."] [--check] [--where [--since=NS]]
 
 The workflow prints the summary when it succeeds (``onsuccess`` in the Snakefile);
 ``make reproduce-all`` then runs ``--check``, whose exit status tells a script whether
 the verdicts are whole: 0 when every planned run was captured (or the runs that failed
 belong to papers with no verdict), 3 when a paper whose rows are judged lost runs.
+With ``--where`` it ends with where the report is, also when Snakemake had nothing to do
+(and ran no ``onsuccess``): then, given the make's start (``--since``), it says "up to date"
+first.
 """
 from __future__ import annotations
 
@@ -72,8 +75,28 @@ def summary(results: Path, source: str = "") -> tuple[list[str], int]:
     elif any(i["what"] in LOST for i in issues):
         lines.append("captures failed only in papers without judged rows: no verdict is affected")
     if report.exists():
-        lines.append(f"report: {report}")
+        lines.append(report_line(results))
     return lines, AFFECTED if hit else 0
+
+
+def report_line(results: Path) -> str:
+    """Where the results folder's report is, and how many findings (rows of findings.csv) it shows."""
+    report = results / "report" / "index.html"
+    if not report.exists():
+        return f"report: none ({report} not written)"
+    n = len(_rows(results / "findings.csv"))
+    return f"report: {report} ({n} finding{'' if n == 1 else 's'})"
+
+
+def closing(results: Path, since_ns: int | None = None) -> list[str]:
+    """`make reproduce-all`'s last lines: "up to date" when the report is older than ``since_ns``
+    (the make's start, ns since the epoch: every job of the workflow leads to the report, so
+    Snakemake had nothing to do), then where the report is."""
+    try:
+        old = since_ns is not None and (results / "report" / "index.html").stat().st_mtime_ns < since_ns
+    except OSError:
+        old = False
+    return (["up to date: nothing to redo"] if old else []) + [report_line(results)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,12 +105,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--source", default="", help="where the runs come from, in words")
     ap.add_argument("--check", action="store_true",
                     help=f"print only when verdicts are affected; exit {AFFECTED} then, else 0")
+    ap.add_argument("--where", action="store_true",
+                    help="end with where the report is and its number of findings (on standard output)")
+    ap.add_argument("--since", default="", metavar="NS",
+                    help="with --where: say 'up to date' first when the report is older than this time "
+                         "(ns since the epoch; the Makefile passes its start); not a number: ignored")
     a = ap.parse_args(argv)
     lines, status = summary(a.results, a.source)
+    end = closing(a.results, int(a.since) if a.since.isdigit() else None) if a.where else []
+    for ln in end[:-1]:  # "up to date", before the rest
+        print(ln, flush=True)
     if not a.check:
-        print("\n".join(lines), file=sys.stderr)
+        print("\n".join(ln for ln in lines if not (a.where and ln.startswith("report: "))), file=sys.stderr)
     elif status:
         print(next(ln for ln in lines if ln.startswith("VERDICTS AFFECTED")), file=sys.stderr)
+    for ln in end[-1:]:
+        print(ln, flush=True)
     return status
 
 

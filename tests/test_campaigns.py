@@ -328,7 +328,10 @@ def test_reference_tables_small_and_complete():
     from pipeline import schema
     assert REFERENCE.is_dir(), "data/reference missing (see data/reference/README.md)"
     size = sum(p.stat().st_size for p in REFERENCE.rglob("*") if p.is_file())
-    assert size < 20e6
+    # 32 MB: issue 40's re-capture has about a thousand runs (chen 435: Table 6's own
+    # profiles and per-size settings). Every chen run is below the 20,000-row cap; thinning
+    # harder would raise the per-run minimum RTTs the Fig. 12 conditions read.
+    assert size < 32e6
     for name in PAPERS:
         for t in schema.TABLES:  # the optional ones (run_labels) came after the reference was captured
             assert t in schema.OPTIONAL_TABLES or (REFERENCE / name / f"{t}.parquet").is_file(), (name, t)
