@@ -15,12 +15,13 @@ from pathlib import Path
 
 import polars as pl
 
-from . import ditg, flows, metadoc, metrics, owd, sanity, schema, seqgraph, streamed
+from . import ditg, flows, labels, metadoc, metrics, owd, sanity, schema, seqgraph, streamed
 from .assemble import (OWD_HALF, Measures, Tables, assemble, connection_starts, problem, sending_receiving,
                        vantage_from_name, which_vantage)
 from .inputs import not_regular, sort_pcaps
 from .spill import Spill
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
+from .labels import Labels
 
 
 def analyze_trace(
@@ -196,6 +197,9 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
         meta["paths"], why = metadoc.valid_paths(meta["paths"])
         if why:
             problems.append(problem(None, src, "load", f"meta.json: paths: {why}; those paths left unlabelled"))
+    if "labels" in meta:
+        meta["labels"], why = labels.from_meta(meta)
+        problems += [problem(None, src, "load", f"meta.json: {w}") for w in why]
     if not meta.get("run_id", "x").strip() or "/" in meta.get("run_id", ""):
         problems.append(problem(None, src, "load", f"meta.json: run_id {meta['run_id']!r} is not usable as a run id; "
                                                    "the folder name is used"))
@@ -216,10 +220,15 @@ def runs_row(meta: dict, run_id: str) -> pl.DataFrame:
     return schema.conform("runs", pl.DataFrame([row], schema_overrides={c: pl.Utf8 for c in row if row[c] is None}))
 
 
-def meta_tables(meta: dict, run_id: str) -> Tables:
-    """What a run's meta.json gives the store: its runs row, configured paths and outages."""
+def meta_tables(meta: dict, run_id: str, given: dict[str, tuple[str, str]] | None = None,
+                loose: bool = False) -> Tables:
+    """What a run's meta.json gives the store: its runs row, configured paths and outages,
+    and its labels (``given``: the command line's, {key: (value, origin)}, over meta.json's).
+    ``loose``: a pcap with no meta.json, whose runs row then holds none (no run folder's row)."""
     paths, outages = metadoc.path_rows(meta)
-    return {"runs": runs_row(meta, run_id),
+    runs = runs_row(meta, run_id)
+    return {"runs": runs.with_columns(meta_json=pl.lit(None, pl.Utf8)) if loose else runs,
+            "run_labels": labels.rows(run_id, labels.from_meta(meta)[0], given),
             "run_paths": schema.conform("run_paths", pl.DataFrame(
                 [{**r, "run_id": run_id} for r in paths], schema=schema.TABLES["run_paths"])),
             "run_outages": schema.conform("run_outages", pl.DataFrame(
@@ -243,7 +252,7 @@ def meta_tables_of(runs: pl.DataFrame) -> Tables:
                                                              if r.get(k) is None}}],
                                                         schema=schema.TABLES["runs"]))
         parts.append(t)
-    return merge(parts) if parts else {n: schema.empty(n) for n in ("runs", "run_paths", "run_outages")}
+    return merge(parts) if parts else {n: schema.empty(n) for n in ("runs", "run_paths", "run_outages", "run_labels")}
 
 
 LINKEM_COLUMNS = {"direction": pl.Utf8, "packet_id": pl.Int64, "size_bytes": pl.Int64, "arrival_s": pl.Float64,
@@ -310,9 +319,11 @@ def _first_line(e: BaseException) -> str:
 
 
 def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = None,
-                decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None) -> Tables:
+                decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None,
+                given: Labels | None = None) -> Tables:
     """Every table of one run folder (client.pcap, server.pcap, meta.json, logs);
-    ``decoded`` as in ``analyze_trace``."""
+    ``decoded`` as in ``analyze_trace``; ``given``: the labels the command line gives
+    (over meta.json's)."""
     run_dir = Path(run_dir)
     meta, problems = read_meta(run_dir)
     run_id = run_identity(run_dir, meta)
@@ -350,7 +361,7 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     if (run_dir / "ditg-recv.txt").exists():
         out["app_latency"], pr = ditg.read(run_dir / "ditg-recv.txt", run_id, _day_start(meta))
         problems += pr
-    out.update(meta_tables(meta, run_id))
+    out.update(meta_tables(meta, run_id, given.for_run(run_id) if given else None))
     out["link_truth"] = lt
     out["problems"] = problems_table(problems)
     return complete(out)
@@ -375,10 +386,12 @@ def _owd_samples(run_id: str, client: tuple[str, pl.DataFrame], server: tuple[st
 
 def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str] | None = None,
                  decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None,
-                 ) -> tuple[Tables, set[tuple[str, str]]]:
+                 given: Labels | None = None) -> tuple[Tables, set[tuple[str, str]]]:
     """One pcap given alone: its tables (run facts from a meta.json beside it, if
     any) and the (run, source) keys they replace in the store; ``decoded`` as in
-    ``analyze_trace``."""
+    ``analyze_trace``. Labelled (``given``: the command line's labels, or meta.json's
+    beside it), its run gets a runs row and its labels, as a run folder does (the
+    caller replaces that run's stored ones: ``store.Keys.facts``)."""
     meta, problems = read_meta(pcap.parent)
     # A run folder's trace (a meta.json beside it, or named as one end: client.pcap)
     # belongs to the folder's run; any other pcap is a run of its own.
@@ -389,6 +402,9 @@ def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str
     t, pr = analyze_trace(pcap, run_id, vantage, {**metadoc.path_map_from_meta(meta), **(path_map or {})}, decoder,
                           decoded)
     t["problems"] = problems_table(problems + pr)
+    from_cli = given.for_run(run_id) if given else {}
+    if from_cli or meta.get("labels"):
+        t.update(meta_tables(meta, run_id, from_cli, loose=not meta))
     # the meta.json beside it is re-read: its earlier problems rows are replaced (by none once fixed)
     keys = {(run_id, str(pcap))} | ({(run_id, str(pcap.parent / "meta.json"))} if in_run else set())
     return complete(t), keys
