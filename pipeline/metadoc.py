@@ -97,7 +97,8 @@ def check(doc: dict) -> tuple[dict, list[str]]:
     meta, notes = dict(doc), []
     for key, sub in schema()["properties"].items():
         v = meta.get(key)
-        if v is None:  # absent or null: nothing to read (older captures leave fields null)
+        if v is None:  # absent or null: null means absent (older captures leave fields null),
+            meta.pop(key, None)  # so no reader meets a None where the schema promises a type
             continue
         if isinstance(v, float) and v.is_integer() and "integer" in str(_resolve(sub).get("type")):
             meta[key] = v = int(v)

@@ -532,9 +532,24 @@ FORMATS = {".svg": "svg", ".png": "png", ".html": "html", ".json": "json"}
 # Every file `plot` writes carries this mark, and an existing file is replaced only when it
 # has it: a user's own SVG, PNG or page of the same name is never overwritten.
 MARK = "written by mptcp-lab plot"
-_OURS = {"svg": lambda b: MARK.encode() in b[:512], "html": lambda b: MARK.encode() in b[:512],
+_HEAD = f"<!-- {MARK} -->\n".encode()
+
+
+def _our_json(b: bytes) -> bool:
+    """A Vega-Lite spec whose usermeta names us as its generator (not any JSON that
+    merely contains the words)."""
+    try:
+        spec = json.loads(b)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return (isinstance(spec, dict) and isinstance(spec.get("usermeta"), dict)
+            and spec["usermeta"].get("generator") == MARK and "vega-lite" in str(spec.get("$schema", "")))
+
+
+# what `save` wrote (``_mark``): an existing file is replaced only when it is one of these
+_OURS = {"svg": lambda b: b.startswith(_HEAD), "html": lambda b: b.startswith(_HEAD),
          "png": lambda b: b.startswith(b"\x89PNG") and b"Software\x00" + MARK.encode() in b[:512],
-         "json": lambda b: MARK.encode() in b}
+         "json": _our_json}
 
 
 def _png_text(png: bytes, key: str, text: str) -> bytes:
@@ -550,7 +565,7 @@ def _png_text(png: bytes, key: str, text: str) -> bytes:
 
 def _mark(tmp: Path, fmt: str) -> None:
     if fmt in ("svg", "html"):
-        tmp.write_text(f"<!-- {MARK} -->\n" + tmp.read_text())
+        tmp.write_bytes(_HEAD + tmp.read_bytes())
     elif fmt == "png":
         tmp.write_bytes(_png_text(tmp.read_bytes(), "Software", MARK))
 

@@ -81,3 +81,20 @@ def test_a_start_time_at_the_ends_of_the_calendar_is_left_empty_not_fatal(tmp_pa
     meta, problems = tables.read_meta(d)
     assert "started_at" not in meta and meta["run_id"] == "r1"
     assert any("started_at" in p["reason"] and "left empty" in p["reason"] for p in problems)
+
+
+def test_null_run_id_start_time_and_paths_mean_absent(tmp_path):
+    """meta.json's schema says null = absent: a run whose run_id, started_at, paths and
+    labels are null is read as one without them (the folder names it), no problem raised."""
+    import json
+
+    from pipeline import tables
+    d = tmp_path / "run-null"
+    d.mkdir()
+    (d / "meta.json").write_text(json.dumps({"run_id": None, "started_at": None, "paths": None, "labels": None,
+                                             "campaign": "chen", "mode": "MP-2"}))
+    meta, problems = tables.read_meta(d)
+    assert problems == [] and meta == {"campaign": "chen", "mode": "MP-2"}
+    assert tables.run_identity(d, meta) == "run-null"
+    row = tables.runs_row(meta, "run-null").to_dicts()[0]
+    assert row["run_id"] == "run-null" and row["started_at"] is None and row["mode"] == "MP-2"
