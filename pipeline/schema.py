@@ -547,7 +547,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "raw_ms": "the receiver's capture time minus the sender's, as captured [ms]",
         "owd_ms": "raw_ms corrected by the clocks' offset (null: offset unknown) [ms]",
         "clock_offset_ms": "the client's clock minus the server's (0 on one host) [ms]",
-        "clock": "how the offset was found: 'one host', 'estimated: ...' or 'unknown: ...' [label]",
+        "clock": "how the offset was found: 'one host', 'estimated: ...' or 'unknown: ...'; 'implausible: ...' "
+                 "when the delays cannot be one-way delays (owd_ms empty) [label]",
     },
     "app_latency": {
         "run_id": _RUN_ID,
