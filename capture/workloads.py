@@ -323,7 +323,12 @@ def ditg(client_ns: str, server_ns: str, client_addr: str, profile: str, duratio
     cmd = pre + ["ITGSend", "-T", "TCP", "-a", client_addr, "-rp", str(ITG_PORT), "-z", str(sched.packets),
                  "-t", str(gen_ms), "-l", str(send_log), "-x", str(recv_log),
                  "-Ft", str(run_dir / files["schedule_idt_file"]), "-Fs", str(run_dir / files["schedule_size_file"])]
-    recv = Proc("ITGRecv", pre + ["ITGRecv"], ns=client_ns, stdout=run_dir / ".itgrecv.out",
+    # -q 1: ITGRecv keeps 50 log entries in memory by default, and on the sender's "flow
+    # closed" it writes them out, waits 1 s and cancels the receiving thread; a packet
+    # the thread reads after that write stayed in memory and was never logged (seen as
+    # the last of 1,195 packets missing on loopback). With -q 1 the thread writes each
+    # packet as it reads it.
+    recv = Proc("ITGRecv", pre + ["ITGRecv", "-q", "1"], ns=client_ns, stdout=run_dir / ".itgrecv.out",
                 stderr=run_dir / ".itgrecv.err")
     send = None
     lingered, stalled, slack = False, False, False

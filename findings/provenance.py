@@ -15,7 +15,7 @@ FIELDS = ("campaign", "study", "runs", "scales", "seeds", "first", "last", "stal
 
 SQL = """
 SELECT coalesce(campaign, '?'), any_value({study}), count(*),
-       coalesce(string_agg(DISTINCT scale, ', '), '?'),
+       coalesce(string_agg(DISTINCT scale, ', '), 'none: runs made alone'),
        coalesce(string_agg(DISTINCT campaign_seed::VARCHAR, ', '), '–'),
        min(started_at)[:10], max(started_at)[:10], count(*) FILTER (WHERE stalled),
        coalesce(string_agg(DISTINCT left(repo_commit, 7), ', '), '–'),
@@ -35,7 +35,8 @@ def describe(c: dict) -> str:
     """One campaign in words: 'ferlin: 150 runs, standard scale, seed 2015, captured
     2026-11-26 on lab-1 from commit 8feb289'."""
     when = c["first"] if c["first"] == c["last"] else f"{c['first']} to {c['last']}"
-    text = (f"{c['campaign']}: {c['runs']} runs, {c['scales']} scale, seed {c['seeds']}, captured {when or '?'}"
+    scale = c["scales"] if c["scales"].startswith("none") else f"{c['scales']} scale"
+    text = (f"{c['campaign']}: {c['runs']} runs, {scale}, seed {c['seeds']}, captured {when or '?'}"
             f" on {c['hosts']} from commit {c['commits']}")
     return text + (f" ({c['stalled']} stalled)" if c["stalled"] else "")
 

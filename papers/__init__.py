@@ -25,6 +25,9 @@ class Paper:
     title: str  # as the report heads its section
     cite: str  # short citation
     seed_file: str  # the paper's text in ../shared/seeds/
+    # the figures its notebook draws (labfig.charts.render's names, the manifest's): the
+    # report test finds each drawn on the paper's page, and no table in a chart's place
+    figures: tuple[str, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -53,14 +56,23 @@ class Paper:
 
 PAPERS: dict[str, Paper] = {p.id: p for p in (
     Paper("chen", "Chen et al., IMC 2013: MPTCP over WiFi and 3G/4G",
-          "Chen et al., IMC 2013", "chen-imc2013-mptcp-wireless.txt"),
+          "Chen et al., IMC 2013", "chen-imc2013-mptcp-wireless.txt",
+          figures=("download_time", "cellular_share", "rtt_ccdf", "ofo_ccdf", "table6_ofo_rtt", "claims",
+                   "single_path_loss_rtt")),
     Paper("cs244", "CS244 reproduction of Raiciu et al. (NSDI'12) Fig. 9",
-          "CS244 (Lim & Valdez) / Raiciu et al., NSDI 2012", "cs244-mptcp-wireless-reproduction.txt"),
+          "CS244 (Lim & Valdez) / Raiciu et al., NSDI 2012", "cs244-mptcp-wireless-reproduction.txt",
+          figures=("throughput_vs_buffer", "claims", "handover", "handover3")),
     Paper("deng", "Deng et al., IMC 2014: WiFi, LTE, or both?",
-          "Deng et al., IMC 2014", "deng-imc2014-wifi-lte-or-both.txt"),
+          "Deng et al., IMC 2014", "deng-imc2014-wifi-lte-or-both.txt",
+          figures=("tcp_vs_mptcp_per_size", "primary_rel_diff_cdf", "throughput_over_time",
+                   "cc_and_network_rel_diff_cdf", "backup_mode", "claims")),
     Paper("ditg", "MPTCP latency for cloud applications (D-ITG over Dummynet)",
-          "the D-ITG cloud-latency study", "mptcp-cloud-latency-ditg.txt"),
+          "the D-ITG cloud-latency study", "mptcp-cloud-latency-ditg.txt",
+          figures=("fig3_equal_rtt", "fig4_asymmetric_rtt", "fig5_10_vs_100_mbit", "fig6_8_loss",
+                   "offered_load", "claims")),
     Paper("ferlin", "Ferlin et al.: multi-path transport over heterogeneous wireless (DRePaS)",
-          "Ferlin et al. (DRePaS)", "ferlin-drepas-heterogeneous.txt"),
+          "Ferlin et al. (DRePaS)", "ferlin-drepas-heterogeneous.txt",
+          figures=("goodput_vs_tcp", "completion_time_cdf_2g_wlan", "completion_time_cdf_3g_wlan",
+                   "completion_time_cdf_2g_3g", "relative_contribution", "throughput_trace_2g_wlan", "claims")),
 )}
 

@@ -5,6 +5,7 @@ on it and neither imports the other back.
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,9 +90,20 @@ def connection_starts(dl: pl.DataFrame) -> pl.DataFrame:
     return dl.group_by("conn_id").agg(pl.col("start_s").first(), pl.col("syn_captured").first())
 
 
+def canonical_addr(addr: str) -> str:
+    """An address as the decoder writes it (IPv6 compressed, lower case: ``2001:DB8:0::1``
+    is ``2001:db8::1``); anything that is not an address, as it is."""
+    try:
+        return str(ipaddress.ip_address(addr.strip()))
+    except ValueError:
+        return addr
+
+
 def with_paths(sf: pl.DataFrame, path_map: dict[str, str]) -> pl.DataFrame:
-    """The subflows with ``path``: the label ``path_map`` gives their client address, else the address."""
-    return sf.with_columns(path=pl.col("client_addr").replace_strict(path_map, default=pl.col("client_addr")))
+    """The subflows with ``path``: the label ``path_map`` gives their client address (in
+    any spelling of it), else the address."""
+    canon = {canonical_addr(a): label for a, label in path_map.items()}
+    return sf.with_columns(path=pl.col("client_addr").replace_strict(canon, default=pl.col("client_addr")))
 
 
 # ----------------------------------------------------------------------- assembly

@@ -1,15 +1,18 @@
-"""Command line: ``python -m pipeline {analyze,tables,load,plot,show,describe,reference}``."""
+"""Command line: ``python -m pipeline {analyze,tables,load,plot,show,describe,reference}``; the console
+script ``mptcp-lab`` is these and ``compare`` (``report.cli``: it reads the findings' statistics, a layer
+above the pipeline, and hands every other command to ``main`` here)."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
-from . import extract, schema, store, tables
-from .assemble import problem
+from . import extract, labels, schema, store, tables
+from .assemble import canonical_addr, problem
 from .inputs import run_pcaps
 
 EPILOG = """\
@@ -21,6 +24,8 @@ examples:
   python -m pipeline plot seq mp2-linkem --db results/lab.duckdb -o seq.svg   (also rtt, owd, throughput; .png/.html)
   python -m pipeline show data/samples/mp2-linkem/client.pcap 478               (tshark's dissection of frame 478)
   python -m pipeline describe subflows                                          (its columns: type, unit, meaning)
+  python -m pipeline analyze mine.pcap --label cc=lia --db lab.duckdb           (a labelled run: run_labels)
+  mptcp-lab compare --db lab.duckdb --by cc -o cc.svg                           (per label value: n, means, intervals)
 
 Metrics follow Chen et al. (IMC 2013) §3.3: download time and out-of-order delay
 from the client's trace, loss and RTT from the server's. Uploads (client -> server
@@ -28,12 +33,15 @@ data, e.g. iperf3) get the same metrics with the roles swapped; every row says i
 direction ('down' or 'up'). Which side a pcap was captured on comes from --vantage,
 else its name (client*/server*), else the handshake timing. Files that cannot be
 used become rows of the `problems` table and a one-line message; the exit status is
-1 when nothing was usable, 2 when the --db/--out target is refused, else 0.
+1 when nothing was usable, 2 when the --db/--out target or a --label/--labels is
+refused (a one-line error, before any work), else 0.
 
 The database is a store: each call adds its runs and traces to what is there. A run
 folder analysed again replaces that run's rows, a pcap analysed again replaces that
 trace's rows, every other row (and any table of your own) stays; a file given twice
-in one call counts once. A call with nothing usable leaves the database untouched.
+in one call counts once. A call with labels replaces the labelled runs' labels (a
+loose pcap labelled gets a runs row). A call with nothing usable leaves the
+database untouched.
 --db is checked before any work: an existing file that is not a DuckDB database, or
 is read-only, is refused. Concurrent writers wait for each other (a lock file
 .<db>.lock beside it); temporary files of interrupted writes are removed by the next
@@ -47,7 +55,11 @@ def _path_map(items: list[str]) -> dict[str, str]:
         label, sep, addr = it.partition("=")
         if not sep or not label or not addr:
             raise SystemExit(f"error: --path expects LABEL=CLIENT_ADDRESS, got {it!r}")
-        out[addr] = label
+        key = canonical_addr(addr)
+        if out.get(key, label) != label:
+            raise SystemExit(f"error: --path gives {addr} two labels ({out[key]!r} and {label!r}): one address, "
+                             "one path")
+        out[key] = label
     return out
 
 
@@ -96,15 +108,15 @@ def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
 
 
 def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder: str,
-                    decoded=None) -> tuple[dict, store.Keys]:
+                    decoded=None, given: labels.Labels | None = None) -> tuple[dict, store.Keys]:
     """An input's tables and the store keys they replace; never raises on bad input
     (``extract.DecoderUnavailable``: the machine's problem, not the input's)."""
     try:
         if item.is_dir():
-            t = tables.analyze_run(item, pm, decoder, decoded)
+            t = tables.analyze_run(item, pm, decoder, decoded, given)
             return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
-        t, keys = tables.analyze_pcap(item, vantage, pm, decoder, decoded)
-        return t, store.Keys(traces=keys)
+        t, keys = tables.analyze_pcap(item, vantage, pm, decoder, decoded, given)
+        return t, store.Keys(traces=keys, facts=set(t["runs"]["run_id"].to_list()))
     except extract.DecoderUnavailable:
         raise
     except Exception as e:  # a defect of ours: say so, keep the other inputs
@@ -114,7 +126,36 @@ def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder
         return t, store.Keys(traces={(run_id, str(item))})
 
 
+def _labels(a: argparse.Namespace) -> labels.Labels | None:
+    """The call's --label and --labels, or None after a one-line error naming the bad one."""
+    try:
+        return labels.read(a.label, a.labels)
+    except labels.LabelError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+
+
+def _facts_once(parts: list[dict], folders: list[bool]) -> list[dict]:
+    """One runs row and one set of labels per run of a call: a run folder's, else the first
+    labelled pcap's (two pcaps of one run given alone, or a loose pcap named like a folder's run)."""
+    owner: dict[str, int] = {}
+    for i in sorted(range(len(parts)), key=lambda i: not folders[i]):
+        for r in parts[i]["runs"]["run_id"].to_list():
+            owner.setdefault(r, i)
+    others = [sorted(r for r in t["runs"]["run_id"].to_list() if owner[r] != i) for i, t in enumerate(parts)]
+    return [{n: df.filter(~pl.col("run_id").is_in(o)) if n in store.FACT_TABLES else df for n, df in t.items()}
+            if o else t for t, o in zip(parts, others)]
+
+
+def _unmatched(given: labels.Labels, keys: store.Keys) -> None:
+    for r in given.unmatched(keys.runs | {r for r, _ in keys.traces}):
+        print(f"--labels {given.file}: run {r!r} is no run of this call; its labels not used", file=sys.stderr)
+
+
 def cmd_analyze(a: argparse.Namespace) -> int:
+    given = _labels(a)
+    if given is None:
+        return 2
     try:
         store.check_db_target(a.db)
     except store.StoreError as e:
@@ -129,13 +170,14 @@ def cmd_analyze(a: argparse.Namespace) -> int:
     # then; DuckDB's import holds the interpreter's lock).
     prepared = store.prepare(a.db, start=False)
     try:
-        return _analyze_into(a, inputs, pm, prepared)
+        return _analyze_into(a, inputs, pm, prepared, given)
     finally:
         prepared.discard()
 
 
-def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str], prepared: store.Prepared) -> int:
-    parts, used = [], 0
+def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str], prepared: store.Prepared,
+                  given: labels.Labels) -> int:
+    parts, folders, used = [], [], 0
     keys = store.Keys()
     runs_seen: dict[str, Path] = {}
     items, say = inputs, _say
@@ -144,7 +186,7 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
         items = tqdm(inputs, desc="analyze", unit="file", disable=None, file=sys.stderr)
         say = lambda m: tqdm.write(m, file=sys.stderr)  # noqa: E731 - above the bar, not through it
     for item in items:
-        t, k = _analyze_safely(item, a.vantage, pm, a.decoder, prepared.start)
+        t, k = _analyze_safely(item, a.vantage, pm, a.decoder, prepared.start, given)
         clash = k.runs & set(runs_seen)
         if clash:
             r = sorted(clash)[0]
@@ -155,7 +197,11 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
         used += _usable(t)
         keys.runs |= k.runs
         keys.traces |= k.traces
+        keys.facts |= k.facts
         parts.append(t)
+        folders.append(item.is_dir())
+    _unmatched(given, keys)
+    parts = _facts_once(parts, folders)
     merged = {n: schema.concat([p[n] for p in parts]) if parts else schema.empty(n) for n in schema.TABLES}
     if not used:
         state = "left untouched" if Path(a.db).exists() else "not created"
@@ -171,6 +217,9 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
 
 
 def cmd_tables(a: argparse.Namespace) -> int:
+    given = _labels(a)
+    if given is None:
+        return 2
     try:
         store.check_tables_target(a.out)
     except store.StoreError as e:
@@ -182,8 +231,9 @@ def cmd_tables(a: argparse.Namespace) -> int:
     if not a.input.strip():
         print("error: the input is an empty argument (an unset shell variable?), not a run folder", file=sys.stderr)
         return 2
-    t, _ = _analyze_safely(Path(os.path.abspath(a.input)), a.vantage, pm, a.decoder)
+    t, k = _analyze_safely(Path(os.path.abspath(a.input)), a.vantage, pm, a.decoder, None, given)
     _report(t)
+    _unmatched(given, k)
     if not _usable(t) and any(Path(a.out).glob("*.parquet")):
         # the folder holds an earlier analysis' tables: nothing usable never replaces them
         print(f"nothing usable in {a.input}: {a.out} left as it was", file=sys.stderr)
@@ -226,7 +276,7 @@ def cmd_plot(a: argparse.Namespace) -> int:
         print(f"error: {a.db}: cannot be read as the lab's database ({e})", file=sys.stderr)
         return 2
     try:
-        chart, _ = runplots.PLOTS[a.kind](con, a.run, a.direction)
+        chart, _ = runplots.PLOTS[a.kind](con, a.run, a.direction, conn=a.connection)
         out = runplots.save(chart, a.output)
     except runplots.PlotError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -282,6 +332,14 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--decoder", choices=extract.DECODERS, default="native",
                    help="pcap decoder: the built-in native one (default, fast, needs no tshark) or "
                         "tshark (the reference it is tested against; much slower)")
+    p.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
+                   help="label every run of the call (repeatable; KEY an identifier: letters, digits, _): a "
+                        "run_labels row each, over meta.json's labels of the same key; what 'mptcp-lab compare "
+                        "--by KEY' groups runs by. A loose pcap labelled gets a runs row")
+    p.add_argument("--labels", metavar="FILE.csv",
+                   help="labels per run: a header run,KEY,... then one row per run id (meta.json's run_id, else "
+                        "the run folder's name, else a loose pcap's file name without its suffix); a run's row "
+                        "wins over --label")
 
 
 def _describe_parser(sub) -> None:
@@ -307,7 +365,8 @@ def _describe_parser(sub) -> None:
     p.set_defaults(func=cmd_describe)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(extra: Callable[[argparse._SubParsersAction], None] | None = None) -> argparse.ArgumentParser:
+    """The parser; ``extra`` adds commands of a layer above (the console script's ``compare``)."""
     # the console script (mptcp-lab) or python -m pipeline, as the user typed it
     script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     prog = script if script.startswith("mptcp-lab") else "python -m pipeline"
@@ -360,6 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="out.svg, out.png, out.html or out.json")
     p.add_argument("--direction", choices=schema.DIRECTIONS,
                    help="data direction to draw (default: the one that carried most payload)")
+    p.add_argument("--connection", type=int, metavar="CONN_ID",
+                   help="the connection to draw, by its conn_id in the receiver's trace (connections.conn_id; "
+                        "default: the one that carried most payload); an unknown id lists the run's")
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser(
@@ -378,15 +440,23 @@ def build_parser() -> argparse.ArgumentParser:
     # listed here; its arguments are its own (main hands it the rest of the command line)
     sub.add_parser("reference", help="per-campaign reference tables (data/reference) from analysed runs' table "
                                      "folders, thinned (python -m pipeline reference --help)")
+    if extra:
+        extra(sub)
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None,
+         extra: Callable[[argparse._SubParsersAction], None] | None = None) -> int:
+    """Run one command; ``extra`` as in ``build_parser``."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["compare"] and extra is None:
+        print("error: compare reads the findings' statistics, a layer above the pipeline: run it as "
+              "mptcp-lab compare (or python -m report.cli compare)", file=sys.stderr)
+        return 2
     if argv[:1] == ["reference"]:
         from .reference import main as reference_main  # (imported for this command only)
         return reference_main(argv[1:])
-    a = build_parser().parse_args(argv)
+    a = build_parser(extra).parse_args(argv)
     try:
         return a.func(a)
     except extract.DecoderUnavailable as e:

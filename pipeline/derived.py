@@ -480,6 +480,9 @@ def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(path), read_only=True,
                          config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
+        if "runs" not in _columns(con):  # not an error of ours to show as DuckDB's Catalog Error
+            raise ValueError("holds none of the lab's tables (an empty or another program's DuckDB file): "
+                             "python -m pipeline analyze PCAP --db DB or load TABLE_DIR --db DB fills one")
         install(con, temp=True)
     except Exception:
         con.close()

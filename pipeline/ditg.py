@@ -19,7 +19,8 @@ from . import schema
 from .inputs import not_regular
 
 _LINE = re.compile(
-    r"Flow>\s*(\d+)\s+Seq>\s*(\d+).*?txTime>\s*(\d+):(\d+):([\d.]+)\s+rxTime>\s*(\d+):(\d+):([\d.]+)\s+Size>\s*(\d+)"
+    r"Flow>\s*(\d+)\s+Seq>\s*(\d+).*?txTime>\s*(\d+):(\d+):(\d+(?:\.\d+)?)\s+rxTime>\s*(\d+):(\d+):(\d+(?:\.\d+)?)"
+    r"\s+Size>\s*(\d+)"
 )
 DAY = 86400.0
 
@@ -43,7 +44,9 @@ def app_latency(text: str, run_id: str, day_start_s: float = 0.0, source: str = 
             continue
         g = m.groups()
         h1, m1, s1, h2, m2, s2 = int(g[2]), int(g[3]), float(g[4]), int(g[5]), int(g[6]), float(g[7])
-        if not (h1 < 24 and m1 < 60 and s1 < 61 and h2 < 24 and m2 < 60 and s2 < 61):
+        # times of day, and a flow id and size that fit the table's 32-bit columns
+        if not (h1 < 24 and m1 < 60 and s1 < 61 and h2 < 24 and m2 < 60 and s2 < 61
+                and int(g[0]) < 2 ** 31 and int(g[8]) < 2 ** 31 and int(g[1]) < 2 ** 63):
             bad += 1
             continue
         tx = h1 * 3600 + m1 * 60 + s1

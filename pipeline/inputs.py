@@ -23,7 +23,7 @@ CHUNK_ROWS = 1 << 13
 AHEAD = 64  # batches decoded ahead of the reader: 512k rows, ~60 MB of columns
 FILES = 2  # a run folder's two traces, or the first two pcaps named
 # the commands' options that take a value (the value is no input)
-_VALUED = {"--db", "--out", "--vantage", "--path", "--decoder"}
+_VALUED = {"--db", "--out", "--vantage", "--path", "--decoder", "--label", "--labels"}
 
 _started: dict[str, tuple[tuple, object]] = {}  # real path -> (identity, PacketReader)
 

@@ -76,6 +76,8 @@ def why_not(v, sub: dict) -> str | None:
     if isinstance(v, float) and not math.isfinite(v):
         return f"{v} is not a finite number"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63:  # every column is 64-bit at most
+            return f"{str(v)[:20]}… ({len(str(abs(v)))} digits) is out of range"
         if "minimum" in sub and v < sub["minimum"] or "maximum" in sub and v > sub["maximum"]:
             return f"{v} is out of range"
     if isinstance(v, str) and len(v) < sub.get("minLength", 0):
@@ -95,7 +97,8 @@ def check(doc: dict) -> tuple[dict, list[str]]:
     meta, notes = dict(doc), []
     for key, sub in schema()["properties"].items():
         v = meta.get(key)
-        if v is None:  # absent or null: nothing to read (older captures leave fields null)
+        if v is None:  # absent or null: null means absent (older captures leave fields null),
+            meta.pop(key, None)  # so no reader meets a None where the schema promises a type
             continue
         if isinstance(v, float) and v.is_integer() and "integer" in str(_resolve(sub).get("type")):
             meta[key] = v = int(v)
@@ -104,6 +107,9 @@ def check(doc: dict) -> tuple[dict, list[str]]:
             notes.append(f"{key} {why}")
             meta.pop(key)
             continue
+        if isinstance(v, str) and _unicode(v) != v:
+            notes.append(f"{key} holds characters that are not text (a lone surrogate): replaced by U+FFFD")
+            meta[key] = v = _unicode(v)
         props = _resolve(sub).get("properties")
         if isinstance(v, dict) and props:
             fields = dict(v)
@@ -114,6 +120,10 @@ def check(doc: dict) -> tuple[dict, list[str]]:
                 if w:
                     notes.append(f"{key}.{name} {w}")
                     fields.pop(name)
+                elif isinstance(fields[name], str) and _unicode(fields[name]) != fields[name]:
+                    notes.append(f"{key}.{name} holds characters that are not text (a lone surrogate): replaced "
+                                 "by U+FFFD")
+                    fields[name] = _unicode(fields[name])
             meta[key] = fields
     return meta, notes
 
@@ -130,8 +140,10 @@ SIDES = ("down", "up")
 def _num(v) -> float | None:
     if isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return float(v) if math.isfinite(v) else None
+    if isinstance(v, int):
+        return float(v) if -2 ** 63 <= v < 2 ** 63 else None
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
     if isinstance(v, str):
         try:
             x = float(v.strip())
@@ -154,8 +166,17 @@ def _bool(v) -> bool | None:
     return None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unicode(v: str) -> str:
+    """``v`` with what UTF-8 cannot hold (JSON's lone surrogates, "\\ud800") replaced."""
+    return _SURROGATE.sub("\ufffd", v)
+
+
 def _text(v) -> str | None:
-    return v if isinstance(v, str) else None if v is None else json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+    return _unicode(v) if isinstance(v, str) else None if v is None else json.dumps(v) if isinstance(v, (dict, list)) \
+        else str(v)
 
 
 def loss_mean(loss) -> float:

@@ -13,7 +13,9 @@ upgrades below, newest last:
 2. ``direction``: rows written before directions existed were downloads;
 3. meta.json lifted into columns and tables (``run_paths``, ``run_outages``): a store
    from before them has its runs' ``meta_json`` lifted here;
-4. ``runs.study`` (meta.json ``study``): an added column (1), null in older rows.
+4. ``runs.study`` (meta.json ``study``): an added column (1), null in older rows;
+5. ``run_labels`` (labels a researcher gives runs, ``pipeline.labels``): a store from before
+   it has the labels its runs' ``meta_json`` holds lifted into it.
 
 Every table and column also carries its description as a DuckDB comment
 (``schema.TABLE_DOCS``, ``schema.COLUMN_DOCS``; ``ensure_comments``): written into a
@@ -27,13 +29,14 @@ import polars as pl
 
 from . import schema
 from .inserts import insert_one
+from .labels import of_runs
 from .sqltext import comment_on, in_one_transaction
 from .tables import meta_tables_of
 
 if TYPE_CHECKING:
     import duckdb
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
@@ -49,6 +52,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create missing tables; add columns a table of an older version lacks."""
     have = columns(con)
     lifted = "run_paths" not in have and "runs" in have  # a store from before meta.json's columns
+    unlabelled = "run_labels" not in have and "runs" in have and not lifted  # (lifting gives labels too)
     for t, cols in schema.TABLES.items():
         if t not in have:
             con.execute(schema.ddl(t))
@@ -61,6 +65,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
                     con.execute(f'UPDATE "{t}" SET direction = \'down\'')
     if lifted and con.execute("SELECT count(*) FROM runs").fetchall()[0][0]:
         _lift_meta_json(con)
+    if unlabelled:
+        runs = con.sql("SELECT run_id, meta_json FROM runs WHERE meta_json LIKE '%labels%'").to_arrow_table()
+        insert_one(con, "run_labels", of_runs(pl.from_arrow(runs)))
     ensure_comments(con)
 
 

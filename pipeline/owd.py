@@ -27,6 +27,11 @@ KEY = ("client_addr", "client_port", "server_addr", "server_port", "down", "seq3
 SAME_HOST = "one host"
 ESTIMATED = "estimated: equal smallest delay both ways"
 UNKNOWN = "unknown: one direction only"
+IMPLAUSIBLE = "implausible: "  # + why; owd_ms left empty, raw_ms kept
+# How far below zero a one-way delay may lie before the clocks it rests on are wrong:
+# both ends stamp with one clock (or offsets estimated from both ways), so a receiver
+# never stamps a packet before its sender did; 1 ms leaves room for stamping jitter.
+NEGATIVE_MS = 1.0
 
 
 def half(data: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
@@ -101,6 +106,7 @@ def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_cl
     part, and the matches written to files in ``out`` (a LazyFrame over them)."""
     counts = {down: [0, 0, 0] for down in (True, False)}  # sender's packets, receiver's, matched
     lows: dict[bool, list[float]] = {True: [], False: []}
+    highs: dict[bool, list[float]] = {True: [], False: []}
     found: list[pl.DataFrame] = []
     files: list[Path] = []
     if isinstance(client, pl.DataFrame) and isinstance(server, pl.DataFrame):
@@ -112,9 +118,10 @@ def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_cl
     for c, s in sides:
         m = _matched(c, s, counts)
         for down in (True, False):
-            low = m.filter(pl.col("down") == down)["raw_ms"].min()
-            if low is not None:
-                lows[down].append(low)
+            way = m.filter(pl.col("down") == down)["raw_ms"]
+            if way.len():
+                lows[down].append(way.min())
+                highs[down].append(way.max())
         if out is None:
             found.append(m)
         elif m.height:
@@ -132,14 +139,37 @@ def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_cl
         theta, clock = (down_min - up_min) / 2.0, ESTIMATED
     else:  # said by the rows themselves (clock, an empty owd_ms): not a problem of the capture
         theta, clock = None, UNKNOWN
+    why = _implausible(lows, highs, theta, clock)
+    if why:
+        notes.append(f"one-way delay: {why}; owd_ms left empty (raw_ms, the receiver's time minus the sender's, kept)")
+        clock = IMPLAUSIBLE + why.split(":")[0]
     m = pl.concat(found) if out is None else pl.scan_ipc(files) if files else _matched(None, None, counts).lazy()
     sign = pl.when(pl.col("down")).then(-1.0).otherwise(1.0)
     return m.with_columns(
-        owd_ms=pl.col("raw_ms") + sign * theta if theta is not None else pl.lit(None, pl.Float64),
+        owd_ms=pl.col("raw_ms") + sign * theta if theta is not None and not why else pl.lit(None, pl.Float64),
         clock_offset_ms=pl.lit(theta, pl.Float64),
         clock=pl.lit(clock),
         direction=pl.when(pl.col("down")).then(pl.lit("down")).otherwise(pl.lit("up")),
     ), notes
+
+
+def _implausible(lows: dict, highs: dict, theta: float | None, clock: str) -> str | None:
+    """Why the matched delays cannot be one-way delays (None: they can): every delay
+    exactly 0 (one capture given as both ends), or a delay below -NEGATIVE_MS once the
+    clock offset is applied (the ends swapped, or two clocks taken for one)."""
+    seen = [d for d in (True, False) if lows[d]]
+    if seen and all(min(lows[d]) == 0.0 == max(highs[d]) for d in seen):
+        return "every matched packet has a delay of exactly 0 ms: one capture given as both ends?"
+    if theta is None:
+        return None
+    for d in seen:
+        low = min(lows[d]) + (-theta if d else theta)
+        if low < -NEGATIVE_MS:
+            way = "server -> client" if d else "client -> server"
+            hint = ("the client and server traces swapped, or the two ends do not share this host's clock"
+                    if clock == SAME_HOST else "the client and server traces swapped")
+            return (f"negative delays: {way} down to {low:.1f} ms under the clock '{clock}' ({hint})")
+    return None
 
 
 def _split(side: pl.DataFrame) -> list[pl.DataFrame]:

@@ -71,9 +71,12 @@ def runs(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in con.execute("SELECT DISTINCT run_id FROM connections ORDER BY run_id").fetchall()]
 
 
-def run_view(con: duckdb.DuckDBPyConnection, run_id: str, direction: str | None = None) -> RunView:
-    """The run's main connection (most payload) and the traces it is seen in."""
-    c = _df(con, """SELECT trace, vantage, conn_id, direction, payload_bytes, start_s FROM connections
+def run_view(con: duckdb.DuckDBPyConnection, run_id: str, direction: str | None = None,
+             conn: int | None = None) -> RunView:
+    """The run's main connection (most payload), or connection ``conn`` (its id in the
+    receiver's trace, as ``connections.conn_id``), and the traces it is seen in."""
+    c = _df(con, """SELECT trace, vantage, conn_id, direction, payload_bytes, start_s, client_addr, server_addr,
+                           server_port FROM connections
                     WHERE run_id = ? AND coalesce(payload_bytes, 0) > 0""", [run_id])
     if c.is_empty():
         known = runs(con)
@@ -85,18 +88,50 @@ def run_view(con: duckdb.DuckDBPyConnection, run_id: str, direction: str | None 
         c = c.filter(pl.col("direction") == direction)
         if c.is_empty():
             raise PlotError(f"run {run_id!r} carried no data in direction {direction!r}")
+    if conn is not None:
+        return _chosen_view(c, run_id, conn)
     direction = c.sort("payload_bytes", descending=True)["direction"][0]
     c = c.filter(pl.col("direction") == direction)
-    recv_v, send_v = ("client", "server") if direction == "down" else ("server", "client")
+    recv_v, send_v = _vantages(direction)
 
     def pick(vantage: str) -> tuple[str, int, float] | None:
         t = c.filter(pl.col("vantage") == vantage).sort(["payload_bytes", "trace"], descending=[True, False])
         return (t["trace"][0], int(t["conn_id"][0]), float(t["start_s"][0])) if t.height else None
 
     rv, sv = pick(recv_v), pick(send_v)
-    notes = [f"no {v} trace (the {r} side's pcap was not analysed)" for v, r, x in
-             ((recv_v, "receiving", rv), (send_v, "sending", sv)) if x is None]
-    return RunView(run_id, direction, rv, sv, "; ".join(notes))
+    return RunView(run_id, direction, rv, sv, _missing(recv_v, rv, send_v, sv))
+
+
+def _vantages(direction: str) -> tuple[str, str]:
+    """(the receiver's vantage, the sender's) of data in ``direction``."""
+    return ("client", "server") if direction == "down" else ("server", "client")
+
+
+def _missing(recv_v: str, rv, send_v: str, sv) -> str:
+    return "; ".join(f"no {v} trace (the {r} side's pcap was not analysed)" for v, r, x in
+                     ((recv_v, "receiving", rv), (send_v, "sending", sv)) if x is None)
+
+
+def _chosen_view(c: pl.DataFrame, run_id: str, conn: int) -> RunView:
+    """Connection ``conn`` of the receiver's trace, and the same connection in the sender's
+    (same addresses and server port, the nearest start)."""
+    mine = c.filter(pl.col("conn_id") == conn).sort("payload_bytes", descending=True)
+    direction = mine["direction"][0] if mine.height else None
+    recv_v, send_v = _vantages(direction) if direction else ("client", "server")
+    mine = mine.filter(pl.col("vantage") == recv_v) if mine.height else mine
+    if mine.is_empty():
+        ids = sorted(set(c.filter(pl.col("vantage") == "client")["conn_id"].to_list())
+                     or set(c["conn_id"].to_list()))
+        raise PlotError(f"run {run_id!r} has no connection {conn} that carried data in the receiver's trace "
+                        f"(connections: {', '.join(map(str, ids))})")
+    r = mine.row(0, named=True)
+    rv = (r["trace"], int(r["conn_id"]), float(r["start_s"]))
+    same = c.filter((pl.col("vantage") == send_v) & (pl.col("direction") == direction)
+                    & (pl.col("client_addr") == r["client_addr"]) & (pl.col("server_addr") == r["server_addr"])
+                    & (pl.col("server_port") == r["server_port"]))
+    same = same.with_columns(gap=(pl.col("start_s") - r["start_s"]).abs()).sort("gap")
+    sv = (same["trace"][0], int(same["conn_id"][0]), float(same["start_s"][0])) if same.height else None
+    return RunView(run_id, direction, rv, sv, _missing(recv_v, rv, send_v, sv))
 
 
 def _labels(con, run_id: str, trace: str, conn_id: int) -> pl.DataFrame:
@@ -239,8 +274,9 @@ def seq_chart(df: pl.DataFrame, title: str, subtitle: list[str]) -> alt.VConcatC
         title=alt.Title(title, subtitle=subtitle, anchor="start"))
 
 
-def plot_seq(con, run_id: str, direction: str | None = None, budget: int = BUDGET) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
-    view = run_view(con, run_id, direction)
+def plot_seq(con, run_id: str, direction: str | None = None, budget: int = BUDGET,
+             conn: int | None = None) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
+    view = run_view(con, run_id, direction, conn)
     df, note = seq_rows(con, view, budget)
     return seq_chart(df, f"Time-sequence graph: {run_id}", _subtitle(view, "receiver", note)), df
 
@@ -340,8 +376,9 @@ def rtt_chart(df: pl.DataFrame, ref: pl.DataFrame, stall: pl.DataFrame, title: s
     return chart.properties(width=WIDTH, height=HEIGHT, title=alt.Title(title, subtitle=subtitle, anchor="start"))
 
 
-def plot_rtt(con, run_id: str, direction: str | None = None, budget: int = BUDGET) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
-    view = run_view(con, run_id, direction)
+def plot_rtt(con, run_id: str, direction: str | None = None, budget: int = BUDGET,
+             conn: int | None = None) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
+    view = run_view(con, run_id, direction, conn)
     df, note = rtt_rows(con, view, budget)
     ref = configured_paths(con, run_id, view.direction)
     st = stalls(con, run_id, view.sender[2])
@@ -355,10 +392,11 @@ def plot_rtt(con, run_id: str, direction: str | None = None, budget: int = BUDGE
     return rtt_chart(df, ref, st, f"RTT over time: {run_id}", _subtitle(view, "sender", *extra)), df
 
 
-def plot_owd(con, run_id: str, direction: str | None = None, budget: int = BUDGET) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
+def plot_owd(con, run_id: str, direction: str | None = None, budget: int = BUDGET,
+             conn: int | None = None) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
     """One-way delay per data packet found in both ends' traces (owd_samples), by the
     sender's time, with each path's configured one-way delay of that direction."""
-    view = run_view(con, run_id, direction)
+    view = run_view(con, run_id, direction, conn)
     clock = con.execute("SELECT any_value(clock), any_value(clock_offset_ms), count(*) FROM owd_samples "
                         "WHERE run_id = ? AND direction = ?", [run_id, view.direction]).fetchall()[0]
     if not clock[2]:
@@ -451,8 +489,9 @@ def throughput_chart(df: pl.DataFrame, ref: pl.DataFrame, w: float, title: str, 
                                          title=alt.Title(title, subtitle=subtitle, anchor="start"))
 
 
-def plot_throughput(con, run_id: str, direction: str | None = None) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
-    view = run_view(con, run_id, direction)
+def plot_throughput(con, run_id: str, direction: str | None = None,
+                    conn: int | None = None) -> tuple[alt.TopLevelMixin, pl.DataFrame]:
+    view = run_view(con, run_id, direction, conn)
     df, w = throughput_rows(con, view)
     ref = configured_paths(con, run_id, view.direction)
     extra = ["dotted: the emulator's configured rate per path (meta.json)" if ref["rate_mbit"].is_not_null().any()
@@ -493,9 +532,24 @@ FORMATS = {".svg": "svg", ".png": "png", ".html": "html", ".json": "json"}
 # Every file `plot` writes carries this mark, and an existing file is replaced only when it
 # has it: a user's own SVG, PNG or page of the same name is never overwritten.
 MARK = "written by mptcp-lab plot"
-_OURS = {"svg": lambda b: MARK.encode() in b[:512], "html": lambda b: MARK.encode() in b[:512],
+_HEAD = f"<!-- {MARK} -->\n".encode()
+
+
+def _our_json(b: bytes) -> bool:
+    """A Vega-Lite spec whose usermeta names us as its generator (not any JSON that
+    merely contains the words)."""
+    try:
+        spec = json.loads(b)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return (isinstance(spec, dict) and isinstance(spec.get("usermeta"), dict)
+            and spec["usermeta"].get("generator") == MARK and "vega-lite" in str(spec.get("$schema", "")))
+
+
+# what `save` wrote (``_mark``): an existing file is replaced only when it is one of these
+_OURS = {"svg": lambda b: b.startswith(_HEAD), "html": lambda b: b.startswith(_HEAD),
          "png": lambda b: b.startswith(b"\x89PNG") and b"Software\x00" + MARK.encode() in b[:512],
-         "json": lambda b: MARK.encode() in b}
+         "json": _our_json}
 
 
 def _png_text(png: bytes, key: str, text: str) -> bytes:
@@ -511,7 +565,7 @@ def _png_text(png: bytes, key: str, text: str) -> bytes:
 
 def _mark(tmp: Path, fmt: str) -> None:
     if fmt in ("svg", "html"):
-        tmp.write_text(f"<!-- {MARK} -->\n" + tmp.read_text())
+        tmp.write_bytes(_HEAD + tmp.read_bytes())
     elif fmt == "png":
         tmp.write_bytes(_png_text(tmp.read_bytes(), "Software", MARK))
 

@@ -137,14 +137,26 @@ def _timestamps(c: Checked, now_s: float) -> None:
                        "left empty, byte and packet counts kept")
 
 
+# A sender is one direction of one flow (addresses and ports): a capture queue or
+# interface holds all of it. By address alone, `tcpdump -i any` at a multi-homed client
+# would put the server's packets to its two addresses, which come in through two
+# interfaces, under one sender whose packets go backwards (issue 43).
+SENDER = ("src", "dst", "sport", "dport")
+
+
+def sender_key(columns: list[str]) -> list[str]:
+    """The columns of ``SENDER`` a packet table has (none without ``src``)."""
+    return [c for c in SENDER if c in columns] if "src" in columns else []
+
+
 def _senders_in_order(p: pl.DataFrame) -> bool:
-    """Is every sender's (source address) own sequence of packets in time order? Then
-    the capture's disorder is only between senders (interfaces, capture queues)."""
-    src = "src" if "src" in p.columns else None
-    if src is None:
+    """Is every sender's (one flow direction's) own sequence of packets in time order?
+    Then the capture's disorder is only between senders (interfaces, capture queues)."""
+    key = sender_key(p.columns)
+    if not key:
         return False
     q = p if p["frame"].is_sorted() else p.sort("frame")
-    return not q.select((pl.col("time_s").diff() < 0).any().over(src).any()).item()
+    return not q.select((pl.col("time_s").diff() < 0).any().over(key).any()).item()
 
 
 def _put_in_time_order(c: Checked, n_back: int, worst: float) -> None:

@@ -47,6 +47,10 @@ TSHARK_PREFS: list[str] = [
 # column existed held downloads only (``legacy_direction``).
 DIRECTIONS = ("down", "up")
 DIRECTION_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "delivered_1s")
+# Tables that per-run Parquet folders written before them (the committed data/reference
+# among them) lack: such a folder reads them as empty (store.read_tables) and the workflow
+# requires them of no folder (rules/labflow.py TABLE_NAMES); `tables` writes them all.
+OPTIONAL_TABLES = ("run_labels",)
 
 # Each table's columns, in order, and their types; what they hold: ``COLUMN_DOCS`` below.
 TABLES: dict[str, dict[str, pl.DataType]] = {
@@ -114,6 +118,13 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
         "direction": pl.Utf8,
         "down_s": pl.Float64,
         "up_s": pl.Float64,
+    },
+    "run_labels": {
+        "run_id": pl.Utf8,
+        "key": pl.Utf8,
+        "value": pl.Utf8,
+        "origin": pl.Utf8,
+        "overrides": pl.Utf8,
     },
     "connections": {
         "run_id": pl.Utf8,
@@ -306,6 +317,8 @@ TABLE_DOCS: dict[str, str] = {
     "run_paths": "One row per run, emulated path and direction: the link's configured delay, rate, loss, "
                  "queue and outages (meta.json paths).",
     "run_outages": "One row per link outage scheduled on purpose (handover runs; meta.json paths' outages).",
+    "run_labels": "One row per run and label a researcher gave it (--label KEY=VALUE, --labels FILE.csv, "
+                  "meta.json labels): what compare --by KEY groups runs by.",
     "connections": "One row per connection, trace and data direction (a connection that carried no data: one "
                    "'down' row): transport, addresses, payload, start and completion time.",
     "subflows": "One row per subflow, trace and data direction (a subflow that carried no data: one 'down' "
@@ -404,6 +417,15 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "direction": _DIRECTION,
         "down_s": "when the link went down, since the link emulator's start (about the first SYN) [s]",
         "up_s": "when it came back, since the link emulator's start [s]",
+    },
+    "run_labels": {
+        "run_id": _RUN_ID,
+        "key": "the label's name, an identifier (e.g. 'cc', 'site'): what compare --by KEY groups by [label]",
+        "value": "the label's value for this run (e.g. 'lia', 'lab1') [text]",
+        "origin": "where it was given: '--label' (every run of the call), '--labels' (the run's row of the "
+                  "call's labels file) or 'meta.json' (its labels object) [label]",
+        "overrides": "meta.json's value for this key, which the command line's replaced (null: meta.json gave "
+                     "none, or this row is meta.json's) [text]",
     },
     "connections": {
         "run_id": _RUN_ID,
@@ -525,7 +547,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "raw_ms": "the receiver's capture time minus the sender's, as captured [ms]",
         "owd_ms": "raw_ms corrected by the clocks' offset (null: offset unknown) [ms]",
         "clock_offset_ms": "the client's clock minus the server's (0 on one host) [ms]",
-        "clock": "how the offset was found: 'one host', 'estimated: ...' or 'unknown: ...' [label]",
+        "clock": "how the offset was found: 'one host', 'estimated: ...' or 'unknown: ...'; 'implausible: ...' "
+                 "when the delays cannot be one-way delays (owd_ms empty) [label]",
     },
     "app_latency": {
         "run_id": _RUN_ID,

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +38,7 @@ import polars as pl
 from . import derived, schema
 from .inputs import not_duckdb, not_regular
 from .inserts import Arrow, insert
+from .labels import of_runs
 from .migrate import columns, ensure_schema
 from .procs import pid_alive
 from .tables import meta_tables_of
@@ -55,6 +56,8 @@ def _duckdb():
 LOCK_WAIT_S = 600.0
 TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets", "delivered_1s",
                 "owd_samples")
+# a run's own rows (Keys.facts: what a pcap given alone with labels replaces)
+FACT_TABLES = ("runs", "run_paths", "run_outages", "run_labels")
 
 
 class StoreError(Exception):
@@ -153,6 +156,8 @@ def read_tables(table_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
     if not (d / "run_paths.parquet").exists() and out["runs"].height:
         # written before meta.json was lifted into columns: lifted here, from meta_json
         out.update(meta_tables_of(out["runs"]))
+    if not (d / "run_labels.parquet").exists() and out["runs"].height:  # written before labels: meta.json's
+        out["run_labels"] = of_runs(out["runs"])
     return out
 
 
@@ -164,9 +169,10 @@ class Keys:
     """What a write replaces: whole runs, or single traces of a run."""
     runs: set[str] = field(default_factory=set)
     traces: set[tuple[str, str]] = field(default_factory=set)  # (run_id, trace path)
+    facts: set[str] = field(default_factory=set)  # runs whose FACT_TABLES rows a labelled lone pcap replaces
 
     def __bool__(self) -> bool:
-        return bool(self.runs or self.traces)
+        return bool(self.runs or self.traces or self.facts)
 
 
 def _existing_dir(p: Path) -> Path:
@@ -343,6 +349,8 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
+    for t in FACT_TABLES if keys.facts else ():
+        con.execute(f'DELETE FROM "{t}" WHERE run_id IN (SELECT unnest(?))', [sorted(keys.facts)])
     if keys.runs:
         runs = pl.DataFrame({"run_id": sorted(keys.runs)}, schema={"run_id": pl.Utf8})
         con.register("_runs", Arrow(runs))
@@ -389,7 +397,7 @@ def _is_loose_namesake(run_id: str, trace: str) -> bool:
 
 
 def _keep_loose_pcaps_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame],
-                            keys: Keys) -> dict[str, pl.DataFrame]:
+                            keys: Keys) -> tuple[dict[str, pl.DataFrame], Keys]:
     """A loose pcap named like a run folder's run is no part of that run: stored beside it
     under its own id, never merged into it nor deleted with it (whichever comes first)."""
     rows: list[dict] = []
@@ -405,13 +413,18 @@ def _keep_loose_pcaps_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl
         for t, col in [*((t, "trace") for t in TRACE_TABLES), ("owd_samples", "recv_trace"),
                        ("problems", "source")]:
             con.execute(f'UPDATE "{t}" SET run_id = ? WHERE run_id = ? AND "{col}" = ?', [new, run_id, trace])
+        for t in reversed(FACT_TABLES):  # its own runs row and labels (a labelled loose pcap's: no meta_json)
+            con.execute(f'UPDATE "{t}" SET run_id = ? WHERE run_id = ? AND EXISTS (SELECT 1 FROM runs '
+                        'WHERE run_id = ? AND meta_json IS NULL)', [new, run_id, run_id])
     # the loose pcap comes second: its rows take their own id when a run folder holds the name
     for run_id, trace in sorted(keys.traces):
         if not _is_loose_namesake(run_id, trace):
             continue
-        if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
+        if not con.execute("SELECT count(*) FROM runs WHERE run_id = ? AND meta_json IS NOT NULL",  # a folder's
+                           [run_id]).fetchall()[0][0]:
             continue
         new = _loose_id(run_id, trace)
+        keys = replace(keys, facts={new if r == run_id else r for r in keys.facts})
         tables = {n: df.with_columns(run_id=pl.when(pl.col("run_id") == run_id).then(pl.lit(new))
                                      .otherwise(pl.col("run_id")))
                   if "run_id" in df.collect_schema().names() and schema.rows(df) else df
@@ -422,7 +435,7 @@ def _keep_loose_pcaps_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl
     if rows:
         tables = {**tables, "problems": pl.concat([tables["problems"], schema.conform(
             "problems", pl.DataFrame(rows, schema=schema.TABLES["problems"]))])}
-    return tables
+    return tables, keys
 
 
 def _fsync(path: Path) -> None:
@@ -621,7 +634,7 @@ def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,
                 try:
                     # No transaction: a failed write leaves only the temporary file, removed below.
                     if not new:
-                        tables = _keep_loose_pcaps_apart(con, tables, keys)
+                        tables, keys = _keep_loose_pcaps_apart(con, tables, keys)
                         _delete(con, keys)
                     insert(con, tables)
                     con.execute("CHECKPOINT")

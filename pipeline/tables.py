@@ -15,12 +15,13 @@ from pathlib import Path
 
 import polars as pl
 
-from . import ditg, flows, metadoc, metrics, owd, sanity, schema, seqgraph, streamed
+from . import ditg, flows, labels, metadoc, metrics, owd, sanity, schema, seqgraph, streamed
 from .assemble import (OWD_HALF, Measures, Tables, assemble, connection_starts, problem, sending_receiving,
                        vantage_from_name, which_vantage)
 from .inputs import not_regular, sort_pcaps
 from .spill import Spill
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
+from .labels import Labels
 
 
 def analyze_trace(
@@ -182,15 +183,23 @@ def read_meta(run_dir: Path) -> tuple[dict, list[dict]]:
     problems = [problem(None, src, "load", f"meta.json: {w}; left empty") for w in why]
     if "started_at" in meta:
         try:
-            _parse_time(meta["started_at"])
+            _day_start(meta)  # dated in the local time zone too: year 1 or 9999 may not be
         except ValueError:
             problems.append(problem(None, src, "load", f"meta.json: started_at {meta['started_at'][:40]!r} is not an "
                                                        "ISO 8601 time; left empty (D-ITG times cannot be dated)"))
+            meta.pop("started_at")
+        except (OverflowError, OSError):
+            problems.append(problem(None, src, "load", f"meta.json: started_at {meta['started_at'][:40]!r} is out of "
+                                                       "the range of dates this host can convert; left empty (D-ITG "
+                                                       "times cannot be dated)"))
             meta.pop("started_at")
     if "paths" in meta:
         meta["paths"], why = metadoc.valid_paths(meta["paths"])
         if why:
             problems.append(problem(None, src, "load", f"meta.json: paths: {why}; those paths left unlabelled"))
+    if "labels" in meta:
+        meta["labels"], why = labels.from_meta(meta)
+        problems += [problem(None, src, "load", f"meta.json: {w}") for w in why]
     if not meta.get("run_id", "x").strip() or "/" in meta.get("run_id", ""):
         problems.append(problem(None, src, "load", f"meta.json: run_id {meta['run_id']!r} is not usable as a run id; "
                                                    "the folder name is used"))
@@ -211,10 +220,15 @@ def runs_row(meta: dict, run_id: str) -> pl.DataFrame:
     return schema.conform("runs", pl.DataFrame([row], schema_overrides={c: pl.Utf8 for c in row if row[c] is None}))
 
 
-def meta_tables(meta: dict, run_id: str) -> Tables:
-    """What a run's meta.json gives the store: its runs row, configured paths and outages."""
+def meta_tables(meta: dict, run_id: str, given: dict[str, tuple[str, str]] | None = None,
+                loose: bool = False) -> Tables:
+    """What a run's meta.json gives the store: its runs row, configured paths and outages,
+    and its labels (``given``: the command line's, {key: (value, origin)}, over meta.json's).
+    ``loose``: a pcap with no meta.json, whose runs row then holds none (no run folder's row)."""
     paths, outages = metadoc.path_rows(meta)
-    return {"runs": runs_row(meta, run_id),
+    runs = runs_row(meta, run_id)
+    return {"runs": runs.with_columns(meta_json=pl.lit(None, pl.Utf8)) if loose else runs,
+            "run_labels": labels.rows(run_id, labels.from_meta(meta)[0], given),
             "run_paths": schema.conform("run_paths", pl.DataFrame(
                 [{**r, "run_id": run_id} for r in paths], schema=schema.TABLES["run_paths"])),
             "run_outages": schema.conform("run_outages", pl.DataFrame(
@@ -238,7 +252,7 @@ def meta_tables_of(runs: pl.DataFrame) -> Tables:
                                                              if r.get(k) is None}}],
                                                         schema=schema.TABLES["runs"]))
         parts.append(t)
-    return merge(parts) if parts else {n: schema.empty(n) for n in ("runs", "run_paths", "run_outages")}
+    return merge(parts) if parts else {n: schema.empty(n) for n in ("runs", "run_paths", "run_outages", "run_labels")}
 
 
 LINKEM_COLUMNS = {"direction": pl.Utf8, "packet_id": pl.Int64, "size_bytes": pl.Int64, "arrival_s": pl.Float64,
@@ -256,20 +270,22 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
         if what:
             problems.append(problem(run_id, str(f), "load", f"emulator log is {what}, not a regular file; skipped"))
             continue
-        try:
-            df = pl.read_csv(f, schema_overrides={**LINKEM_COLUMNS, **LINKEM_LATER_COLUMNS}, infer_schema=False)
+        try:  # as text: one bad cell loses its row, not the log
+            raw = pl.read_csv(f, infer_schema=False)
         except Exception as e:  # polars' errors carry pages of hints: keep the first line
             problems.append(problem(run_id, str(f), "load", f"unreadable emulator log: {_first_line(e)}"))
             continue
-        missing = [c for c in LINKEM_COLUMNS if c not in df.columns]
+        missing = [c for c in LINKEM_COLUMNS if c not in raw.columns]
         if missing:
             problems.append(problem(run_id, str(f), "load", f"not a linkem log: no column {', '.join(missing)}"))
             continue
-        df = df.with_columns(pl.lit(None, t).alias(c) for c, t in LINKEM_LATER_COLUMNS.items() if c not in df.columns)
-        # a forwarded frame was sent at least once; a dropped one may never have been (queue, outage)
-        good = (pl.col("direction").is_in(schema.DIRECTIONS) & pl.col("packet_id").is_not_null()
-                & pl.col("arrival_s").is_not_null() & pl.col("dropped").is_in([0, 1])
-                & (pl.col("departure_s").is_null() | (pl.col("departure_s") >= pl.col("arrival_s")))
+        df = _typed_linkem(raw)
+        # a forwarded frame was sent at least once; a dropped one may never have been (queue,
+        # outage); times are finite (a NaN compares above every number in polars)
+        good = (~pl.col("_bad_cell") & pl.col("direction").is_in(schema.DIRECTIONS) & pl.col("packet_id").is_not_null()
+                & pl.col("arrival_s").is_finite() & pl.col("dropped").is_in([0, 1])
+                & (pl.col("departure_s").is_null()
+                   | (pl.col("departure_s").is_finite() & (pl.col("departure_s") >= pl.col("arrival_s"))))
                 & (pl.col("attempts").is_null() | (pl.col("attempts") >= 1 - pl.col("dropped"))))
         n_bad = df.filter(~good.fill_null(False)).height
         if n_bad:
@@ -277,7 +293,7 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
                                                             "records (direction, times, dropped flag, attempts); "
                                                             "skipped"))
         # linkem writes rows as packets complete, not in arrival order
-        df = df.filter(good.fill_null(False)).sort("direction", "packet_id")
+        df = df.filter(good.fill_null(False)).drop("_bad_cell").sort("direction", "packet_id")
         frames.append(df.with_columns(
             run_id=pl.lit(run_id), path=pl.lit(f.stem.removeprefix("linkem-")),
             dropped=pl.col("dropped").cast(pl.Boolean),
@@ -286,15 +302,28 @@ def link_truth(run_dir: Path, run_id: str) -> tuple[pl.DataFrame, list[dict]]:
     return df, problems
 
 
+def _typed_linkem(raw: pl.DataFrame) -> pl.DataFrame:
+    """A linkem log read as text, typed: ``_bad_cell`` marks rows with a cell that is not
+    its column's type (each such row is left out and counted, the others kept)."""
+    types = {c: t for c, t in {**LINKEM_COLUMNS, **LINKEM_LATER_COLUMNS}.items() if c in raw.columns}
+    typed = [pl.col(c).str.strip_chars().cast(t, strict=False) for c, t in types.items() if t != pl.Utf8]
+    bad = [pl.col(c).is_not_null() & pl.col(c).str.strip_chars().cast(t, strict=False).is_null()
+           for c, t in types.items() if t != pl.Utf8]
+    df = raw.with_columns(_bad_cell=pl.any_horizontal(bad) if bad else pl.lit(False)).with_columns(typed)
+    return df.with_columns(pl.lit(None, t).alias(c) for c, t in LINKEM_LATER_COLUMNS.items() if c not in df.columns)
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return (text.splitlines()[0] if text else type(e).__name__)[:200]
 
 
 def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = None,
-                decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None) -> Tables:
+                decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None,
+                given: Labels | None = None) -> Tables:
     """Every table of one run folder (client.pcap, server.pcap, meta.json, logs);
-    ``decoded`` as in ``analyze_trace``."""
+    ``decoded`` as in ``analyze_trace``; ``given``: the labels the command line gives
+    (over meta.json's)."""
     run_dir = Path(run_dir)
     meta, problems = read_meta(run_dir)
     run_id = run_identity(run_dir, meta)
@@ -332,7 +361,7 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
     if (run_dir / "ditg-recv.txt").exists():
         out["app_latency"], pr = ditg.read(run_dir / "ditg-recv.txt", run_id, _day_start(meta))
         problems += pr
-    out.update(meta_tables(meta, run_id))
+    out.update(meta_tables(meta, run_id, given.for_run(run_id) if given else None))
     out["link_truth"] = lt
     out["problems"] = problems_table(problems)
     return complete(out)
@@ -357,10 +386,12 @@ def _owd_samples(run_id: str, client: tuple[str, pl.DataFrame], server: tuple[st
 
 def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str] | None = None,
                  decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None,
-                 ) -> tuple[Tables, set[tuple[str, str]]]:
+                 given: Labels | None = None) -> tuple[Tables, set[tuple[str, str]]]:
     """One pcap given alone: its tables (run facts from a meta.json beside it, if
     any) and the (run, source) keys they replace in the store; ``decoded`` as in
-    ``analyze_trace``."""
+    ``analyze_trace``. Labelled (``given``: the command line's labels, or meta.json's
+    beside it), its run gets a runs row and its labels, as a run folder does (the
+    caller replaces that run's stored ones: ``store.Keys.facts``)."""
     meta, problems = read_meta(pcap.parent)
     # A run folder's trace (a meta.json beside it, or named as one end: client.pcap)
     # belongs to the folder's run; any other pcap is a run of its own.
@@ -371,6 +402,9 @@ def analyze_pcap(pcap: Path, vantage: str | None = None, path_map: dict[str, str
     t, pr = analyze_trace(pcap, run_id, vantage, {**metadoc.path_map_from_meta(meta), **(path_map or {})}, decoder,
                           decoded)
     t["problems"] = problems_table(problems + pr)
+    from_cli = given.for_run(run_id) if given else {}
+    if from_cli or meta.get("labels"):
+        t.update(meta_tables(meta, run_id, from_cli, loose=not meta))
     # the meta.json beside it is re-read: its earlier problems rows are replaced (by none once fixed)
     keys = {(run_id, str(pcap))} | ({(run_id, str(pcap.parent / "meta.json"))} if in_run else set())
     return complete(t), keys

@@ -104,21 +104,23 @@ class TimeOrder:
         self._prev_t = t[-1]
 
     def _senders_in_order(self, piece: pl.DataFrame, in_order: bool = False) -> bool:
-        """``sanity._senders_in_order``, on the capture read so far. ``in_order``: the
+        """``sanity._senders_in_order`` (a sender: one flow direction), on the capture read so far. ``in_order``: the
         capture's timestamps never went back so far, so neither did any sender's; only
         each sender's last timestamp is then taken."""
         t = pl.col("time_s")
+        key = sanity.sender_key(piece.columns)
         if in_order:
-            for src, last in piece.select("src", "time_s").unique("src", keep="last").iter_rows():
-                self._senders[src] = last
+            for *who, last in piece.select(*key, "time_s").unique(key, keep="last").iter_rows():
+                self._senders[tuple(who)] = last
             return True
-        by = piece.group_by("src").agg(first=t.first(), last=t.last(), back=(t.diff() < 0).any())
+        by = piece.group_by(key).agg(first=t.first(), last=t.last(), back=(t.diff() < 0).any())
         ok = True
-        for src, first, last, back in by.iter_rows():
-            before = self._senders.get(src)
+        for row in by.iter_rows():
+            who, (first, last, back) = tuple(row[:len(key)]), row[len(key):]
+            before = self._senders.get(who)
             if back or (before is not None and first < before):
                 ok = False
-            self._senders[src] = last
+            self._senders[who] = last
         return ok
 
     def _give(self, rows: pl.DataFrame) -> pl.DataFrame:

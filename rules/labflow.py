@@ -16,9 +16,11 @@ from capture.kernel import testbed_blockers
 from capture.scales import NOT_EVIDENCE, SCALES
 from capture.spec import expand, load
 from papers import PAPERS
-from pipeline.schema import TABLES
+from pipeline.schema import OPTIONAL_TABLES, TABLES
 
-TABLE_NAMES = list(TABLES)
+# the tables every per-run folder holds (a folder written before an optional one, the
+# committed reference among them, is complete without it)
+TABLE_NAMES = [t for t in TABLES if t not in OPTIONAL_TABLES]
 # the code every figure and finding depends on (derived layer, claims, figure helpers,
 # the report): a change re-runs the findings, the notebooks and the report
 ANALYSIS_DIRS = ("findings", "labfig", "papers", "report")

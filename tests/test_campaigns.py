@@ -333,8 +333,8 @@ def test_reference_tables_small_and_complete():
     # harder would raise the per-run minimum RTTs the Fig. 12 conditions read.
     assert size < 32e6
     for name in PAPERS:
-        for t in schema.TABLES:
-            assert (REFERENCE / name / f"{t}.parquet").is_file(), (name, t)
+        for t in schema.TABLES:  # the optional ones (run_labels) came after the reference was captured
+            assert t in schema.OPTIONAL_TABLES or (REFERENCE / name / f"{t}.parquet").is_file(), (name, t)
     assert (REFERENCE / "README.md").is_file()
 
 

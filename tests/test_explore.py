@@ -152,7 +152,10 @@ def test_plot_errors_are_clear_and_keep_other_files(seq_db, tmp_path):
               "theirs.png": base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
                                              "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="),
               "theirs.html": b"<html><script src='vega.js'></script>my dashboard</html>",
-              "theirs.json": b'{"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "mark": "bar"}'}
+              "theirs.json": b'{"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "mark": "bar"}',
+              # files that merely contain the mark's words (issue 43): not charts `plot` wrote
+              "notes.json": b'{"todo": "compare with the chart written by mptcp-lab plot"}',
+              "quoted.svg": b'<svg xmlns="http://www.w3.org/2000/svg"><!-- written by mptcp-lab plot --></svg>'}
     for name, body in theirs.items():
         (tmp_path / name).write_bytes(body)
         r = cli("plot", "seq", "seqrun", "--db", str(db), "-o", str(tmp_path / name), check=False)
@@ -165,6 +168,12 @@ def test_plot_errors_are_clear_and_keep_other_files(seq_db, tmp_path):
     from PIL import Image
     with Image.open(tmp_path / "again.png") as im:  # the mark is a well-formed PNG text chunk
         assert im.text.get("Software") == "written by mptcp-lab plot" and im.size[0] > 100
+    empty = tmp_path / "empty.duckdb"  # a DuckDB file with none of the lab's tables
+    import duckdb
+    duckdb.connect(str(empty)).close()
+    r = cli("plot", "seq", "seqrun", "--db", str(empty), "-o", str(tmp_path / "e.svg"), check=False)
+    assert r.returncode == 2 and "none of the lab's tables" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "e.svg").exists()
     r = cli("plot", "seq", "seqrun", "--db", str(db), "-o", str(tmp_path / "x.pdf"), check=False)
     assert r.returncode == 2 and "unknown output format" in r.stderr
     assert not list(tmp_path.glob(".*.tmp*")), "no temporary file left behind"

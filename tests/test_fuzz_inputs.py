@@ -283,7 +283,9 @@ CASES = {
     "far-future": (_from("mp-2026.pcap", "future.pcap", lambda b: retime(b, lambda i, t: t + 2.0e9)),
                    r"impossible timestamps: \d+ packets are dated in the future", False),
     "small-backwards-step": (_pcap("jitter.pcap", lambda b: patch_record(b, 8, sec=0, frac=39_000)),
-                             r"timestamps go backwards 1 times .*negative ones are dropped", False),
+                             # the packet steps back only against another flow's: repaired (a sender is one
+                             # flow direction, issue 43); within its flow it would be noted and kept
+                             r"timestamps go backwards 1 times", False),
     "exact-duplicates": (_duplicated, r"13 exact duplicate packets", False),
     "pcapng-truncated": (_from("mp-client.pcapng", "cut.pcapng", lambda b: b[:-30]), r"^truncated", False),
     "pcapng-block-length": (_from("mp-client.pcapng", "blocklen.pcapng",

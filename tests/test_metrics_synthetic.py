@@ -741,9 +741,12 @@ def test_two_connections_with_the_same_key_keep_their_own_joins(tmp_path):
     assert any("is shared by connections" in p["reason"] for p in problems)
 
 
-def reused_four_tuple() -> tuple[Subflow, Subflow]:
+def reused_four_tuple(shift_c: int = 1 << 31, shift_s: int = -(3 << 29),
+                      repeats: bool = False) -> tuple[Subflow, Subflow]:
     """Server trace: a connection closes (FIN both ways), then a new one on the same
-    addresses and ports, its SYN not captured, numbers its bytes from elsewhere."""
+    addresses and ports, its SYN not captured, numbers its bytes from elsewhere (each
+    end's new ISN ``shift_*`` from its old one). ``repeats``: after its FIN the server
+    also retransmits its last segment and its FIN (which are no new connection)."""
     old = tcp_handshake(Subflow(WIFI, SRV, 40001), 0.0, 0.02, 0.02)
     old.request(0.03)
     for i in range(5):
@@ -751,20 +754,31 @@ def reused_four_tuple() -> tuple[Subflow, Subflow]:
     old.ack(0.07, 5001)
     old._pkt(0.08, False, "FA", old.isn_s + 5001, old.isn_c + 101)
     old._pkt(0.09, True, "FA", old.isn_c + 101, old.isn_s + 5002)
-    new = Subflow(WIFI, SRV, 40001, isn_c=old.isn_c + (1 << 31), isn_s=old.isn_s - (3 << 29))
+    if repeats:
+        old.data(0.10, 4001, 1000)
+        old._pkt(0.11, False, "FA", old.isn_s + 5001, old.isn_c + 102)
+    new = Subflow(WIFI, SRV, 40001, isn_c=(old.isn_c + shift_c) % (1 << 32), isn_s=(old.isn_s + shift_s) % (1 << 32))
     for i in range(5):  # the new connection's download, its SYN missed
         new.data(1.0 + 0.001 * i, 1 + 1000 * i, 1000)
     new.ack(1.02, 5001)
     return old, new
 
 
-def test_a_new_connection_on_a_reused_four_tuple_without_its_syn(tmp_path):
+@pytest.mark.parametrize("shift_c, shift_s", [
+    (1 << 31, -(3 << 29)),  # far from the old numbers
+    (1 << 20, 1 << 20),  # new ISNs under 2^30 ahead (issue 43: was one connection)
+    (-(1 << 25), -(1 << 25)),  # and under 2^30 behind, below the old first number
+])
+def test_a_new_connection_on_a_reused_four_tuple_without_its_syn(tmp_path, shift_c, shift_s):
     """The new connection on the old one's 4-tuple is its own stream with no
-    retransmission (it was merged into the old one, every packet a retransmission)."""
-    t, problems = tables.analyze_trace(write(tmp_path / "server.pcap", *reused_four_tuple()), "r", "server")
+    retransmission (it was merged into the old one, every packet a retransmission), for
+    new ISNs far from the old ones or near them; the old connection's retransmissions
+    after its FIN stay in it."""
+    pcap = write(tmp_path / "server.pcap", *reused_four_tuple(shift_c, shift_s, repeats=True))
+    t, problems = tables.analyze_trace(pcap, "r", "server")
     t = held(t)
     down = t["subflows"].filter(direction="down").sort("subflow_id")
-    assert down.height == 2 and down["retransmitted_packets"].to_list() == [0, 0]
+    assert down.height == 2 and down["retransmitted_packets"].to_list() == [1, 0]
     assert down["payload_bytes"].to_list() == [5000, 5000]
     assert any("a new connection on the same addresses and ports" in p["reason"] for p in problems)
 

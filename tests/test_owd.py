@@ -123,6 +123,42 @@ def test_one_direction_offset_unknown(tmp_path):
     assert t["problems"].is_empty()  # said by the rows (clock), not a problem of the captures
 
 
+def _implausible(t) -> tuple[pl.DataFrame, list[str]]:
+    o = t["owd_samples"]
+    return o, [r for r in t["problems"]["reason"].to_list() if r.startswith("one-way delay:")]
+
+
+def test_a_client_clock_behind_under_one_host_is_flagged_not_stored(tmp_path):
+    """meta.json says one host, but the client's clock is 1 s behind: down delays of
+    about -990 ms are no measurement (issue 43). Flagged, owd_ms empty, raw_ms kept."""
+    t = tables.analyze_run(run_folder(tmp_path, client_clock=-1.0))
+    o, said = _implausible(t)
+    assert o.height == 33 and o["owd_ms"].null_count() == o.height
+    assert o["raw_ms"].min() == pytest.approx(-990.0, abs=1e-3)
+    assert (o["clock"] == owd.IMPLAUSIBLE + "negative delays").all()
+    assert len(said) == 1 and "server -> client down to -990.0 ms" in said[0] and "one host" in said[0]
+
+
+@pytest.mark.parametrize("meta", [True, False])
+def test_swapped_ends_are_flagged_not_stored(tmp_path, meta):
+    d = run_folder(tmp_path, meta=meta)
+    c, s = d / "client.pcap", d / "server.pcap"
+    c.rename(d / "x.pcap"), s.rename(c), (d / "x.pcap").rename(s)
+    t = tables.analyze_run(d)
+    o, said = _implausible(t)
+    assert o.height and o["owd_ms"].null_count() == o.height, o
+    assert len(said) == 1 and "negative delays" in said[0] and "swapped" in said[0]
+
+
+def test_one_capture_given_as_both_ends_is_flagged_not_stored(tmp_path):
+    d = run_folder(tmp_path)
+    (d / "server.pcap").write_bytes((d / "client.pcap").read_bytes())
+    t = tables.analyze_run(d)
+    o, said = _implausible(t)  # every packet matches itself: delays of exactly 0, no measurement
+    assert o.height > 0 and o["owd_ms"].null_count() == o.height and (o["raw_ms"] == 0).all()
+    assert len(said) == 1 and "exactly 0 ms" in said[0]
+
+
 def test_other_connection_is_said(tmp_path):
     d = run_folder(tmp_path)
     packets, lost = exchange()

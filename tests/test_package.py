@@ -81,7 +81,7 @@ def test_the_console_script_analyses_a_sample_outside_the_checkout(installed):
     r = run(venv, work, "mptcp-lab", "tables", "run", "--out", "t")
     assert r.returncode == 0 and (work / "t" / "connections.parquet").is_file(), r.stderr[-2000:]
     r = run(venv, work, "mptcp-lab", "--help")
-    assert r.returncode == 0 and "analyze" in r.stdout
+    assert r.returncode == 0 and "analyze" in r.stdout and "compare" in r.stdout
 
 
 def test_no_module_reaches_code_through_sys_path():

@@ -81,3 +81,28 @@ def test_an_ordered_capture_is_given_out_as_it_is():
     o, got = _ordered(p, 2, kept_rows=10)
     assert got.equals(p) and not o.renumbered and o.notes() == []
     assert o.original(got["frame"]).equals(got["frame"])
+
+
+def _flows(times: list[float], dsts: list[str]) -> pl.DataFrame:
+    """The server's one address sending to a client's two addresses (two subflows)."""
+    n = len(times)
+    return pl.DataFrame({"frame": range(1, n + 1), "time_s": times, "src": ["10.0.0.1"] * n, "dst": dsts,
+                         "sport": [80] * n, "dport": [40000 if d.endswith(".2") else 40001 for d in dsts]},
+                        schema={"frame": pl.UInt32, "time_s": pl.Float64, "src": pl.Categorical,
+                                "dst": pl.Categorical, "sport": pl.UInt16, "dport": pl.UInt16})
+
+
+def test_tcpdump_any_at_a_multihomed_client_is_repaired_not_refused():
+    """issue 43: each subflow comes in through its own interface, in order; between the two
+    interfaces the capture steps back. One sender's address, two flows: the order is
+    repaired (streamed and in memory), and the time metrics are kept."""
+    p = _flows([1.0, 1.2, 1.1, 1.4, 1.3, 1.6], ["10.1.0.2", "10.1.0.2", "10.2.0.2", "10.1.0.2", "10.2.0.2", "10.2.0.2"])
+    o, got = _ordered(p, 1, kept_rows=100)
+    assert o.in_memory is None and o.backwards == 2
+    assert got["time_s"].to_list() == sorted(p["time_s"].to_list())
+    c = sanity.check(p, now_s=2e9)
+    assert not c.time_unusable and any(n.startswith("capture order repaired") for n in c.notes)
+    # one flow going backwards is still impossible
+    bad = _flows([1.0, 1.2, 1.1], ["10.1.0.2"] * 3)
+    o, _ = _ordered(bad, 1, kept_rows=100)
+    assert o.in_memory == "timestamps go backwards within one sender's packets"

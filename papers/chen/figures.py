@@ -200,7 +200,7 @@ def dt_bottom(e: pl.DataFrame, table: str, x, configs: list[str], width: int) ->
                    alt.Chart(e).mark_point(shape="square", size=70, filled=True, strokeWidth=0).encode(
                        x=x, xOffset=xo, y=alt.Y("value:Q", scale=ry), fill=alt.Fill("verdict:N", **verdict), tooltip=tip)]
         configs = sorted(set(e["config"].to_list()))
-        what = f"claim {cid} ({', '.join(configs)}): median ratio ± 95 % CI"
+        what = f"claim {cid} ({', '.join(configs)}): median ratio ± CI"
     else:
         what = f"claim {cid}: no estimate at these sizes"
     return alt.layer(*layers).properties(width=width, height=110, title=alt.TitleParams(
@@ -227,7 +227,7 @@ def dt_chart(d: pl.DataFrame, box: pl.DataFrame, ests: pl.DataFrame):
         xOffset="independent", x="independent")
 
 
-SHARE_EST = "claim's median [95 % CI]"
+SHARE_EST = "claim's median [CI]"
 SHARE_FIG = {"t2": "Fig. 3", "t3": "Fig. 5", "t4": "Fig. 7", "t5": "Fig. 10"}
 SHARE_PAPER = {("t2", "sprint"): "paper: below 50 %, mostly WiFi (Fig. 3, the claim's band)",
                ("t3", "att"): "paper: reaches 50 % at 4 MB (Fig. 5; the claim: 50 % or more)",
@@ -313,7 +313,7 @@ def fig12_text(carrier: str, path: str, ids: list[str], ests: pl.DataFrame) -> l
 
 
 def fig12_points(carrier: str, path: str, ests: pl.DataFrame, xs, ys, color, y_lo: float) -> list:
-    """The statements that are points of the CCDF, with their 95 % intervals: WiFi's 90th
+    """The statements that are points of the CCDF, with their intervals: WiFi's 90th
     percentile (at P = 0.1) and Sprint's share of samples above 100 ms (at 100 ms)."""
     name, _ = fig12_row(carrier, path)
     e = ests.filter(pl.col("path") == name)
@@ -501,7 +501,7 @@ def runs_vs_table(d: pl.DataFrame, value: str, paper: pl.DataFrame, e: pl.DataFr
                   path_scale: alt.Scale, log: bool, y_title: str, title: str, subtitle: str, est_what: str,
                   slot: int) -> alt.LayerChart:
     """Per size (x) and path (offset): the runs' values (circles, left of the slot), the
-    estimates ``e`` of claims or lab checks (squares with their 95 % CI, over the runs) and
+    estimates ``e`` of claims or lab checks (squares with their CI, over the runs) and
     the paper's table cells (black mean ± s.e., right of the slot, labelled)."""
     sizes = sizes_of(d)
     paths = [p for p in paths if p in set(d["path"].to_list())]
@@ -549,7 +549,7 @@ def runs_vs_table(d: pl.DataFrame, value: str, paper: pl.DataFrame, e: pl.DataFr
 
 
 def est_text(e: pl.DataFrame, unit: str) -> str:
-    """The estimates as text: id (group): value [95 % CI], magnitude verdict."""
+    """The estimates as text: id (group): value [CI], magnitude verdict."""
     return "; ".join(f"{r['id']} ({r['group']}): {num(r['value'])}{unit} [{num(r['ci_low'])}, {num(r['ci_high'])}], "
                      f"{r['magnitude']}" for r in e.iter_rows(named=True))
 
@@ -560,7 +560,7 @@ def on_runs(paper: pl.DataFrame, d: pl.DataFrame) -> pl.DataFrame:
 
 
 # the squares of both panels (one shape legend: the vconcat merges the panels' shape scales)
-T6_EST = "claim's or lab check's mean [95 % CI]"
+T6_EST = "claim's or lab check's mean [CI]"
 
 
 def t6_panel(metric: str, d: pl.DataFrame, claims: pl.DataFrame, checks: pl.DataFrame) -> alt.LayerChart:
@@ -571,11 +571,11 @@ def t6_panel(metric: str, d: pl.DataFrame, claims: pl.DataFrame, checks: pl.Data
     if metric == "OFO":
         return runs_vs_table(d, "ms", paper, claims, PATHS, PATH_COLOR, True,
                              "mean out-of-order delay per connection (ms, log)",
-                             "Out-of-order delay: runs, claims (squares, 95 % CI), Table 6 (black, mean ± s.e.)",
+                             "Out-of-order delay: runs, claims (squares, CI), Table 6 (black, mean ± s.e.)",
                              "claims: " + est_text(claims, " ms") if claims.height else "", T6_EST, 70)
     e = checks.filter((pl.col("tbl") == "t6") & (pl.col("metric") == "rtt"))
     return runs_vs_table(d, "ms", paper, e, PATHS, PATH_COLOR, True, "mean RTT per connection and path (ms, log)",
-                         "RTT per path: runs, lab checks (squares, 95 % CI), Table 6 (black, mean ± s.e.)",
+                         "RTT per path: runs, lab checks (squares, CI), Table 6 (black, mean ± s.e.)",
                          "the checks' verdicts: the Table 6 table at the end", T6_EST, 70)
 
 
@@ -611,8 +611,8 @@ def sp_panel(table: str, metric: str, d: pl.DataFrame, checks: pl.DataFrame) -> 
     return runs_vs_table(d, "v", paper, checks.filter(sel), PATHS, PATH_COLOR, metric == "rtt",
                          "mean RTT per run (ms, log)" if metric == "rtt" else "loss rate per run (%)",
                          f"{cond.TABLES[table]} ({cond.FIGURES[table]}'s runs): {name}{wifi}",
-                         "runs, lab checks (squares, 95 % CI), the paper's cells (black, mean ± s.e.)",
-                         "lab check's mean [95 % CI]", SP_SLOT)
+                         "runs, lab checks (squares, CI), the paper's cells (black, mean ± s.e.)",
+                         "lab check's mean [CI]", SP_SLOT)
 
 
 def sp_chart(d: pl.DataFrame, checks: pl.DataFrame):

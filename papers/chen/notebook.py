@@ -97,7 +97,7 @@ display(Markdown(verdict_table("chen")))
 # MP-4 from `att-large-4path`). Boxes span the quartiles, the black tick is the median, the
 # whiskers min and max (the paper's convention), dots are the runs. Under each panel: the
 # claims' group estimates of MPTCP (lia)'s median ÷ the faster single path's median with
-# their 95 % intervals, filled by their magnitude verdict: `chen-close-to-best` (Fig. 2,
+# their intervals, filled by their magnitude verdict: `chen-close-to-best` (Fig. 2,
 # the paper's "at least close to the best single-path performance", band below 1.2),
 # `chen-mp2-beats-sp-small` (Fig. 4, 512 KB and 4 MB: MP-2 faster than either single path),
 # `chen-coffee-close-to-best` (Fig. 6) and `chen-large-beats-best` (Fig. 9, ≥ 8 MB, MP-2
@@ -116,7 +116,7 @@ render(dt_runs, partial(dt_chart, box=dt_box, ests=dt_est), "download_time",
        "Download time per table's runs, carrier, file size and configuration (Chen Fig. 2, 4, 6, 9)",
        caption="Box plots (quartiles, median tick, min-max whiskers) and runs per configuration, one panel per figure "
                "and carrier from the runs of the table beside that figure, log scale; below each: the claims' "
-               "MPTCP ÷ faster-single-path estimates with 95 % CIs.",
+               "MPTCP ÷ faster-single-path estimates with intervals.",
        paper_ref="Chen et al. IMC'13 Fig. 2, 4, 6, 9",
        empty_msg="No chen runs of Table 2-5's scenarios with a download time in this database (campaign chen: "
                  "fig2-*, att, att-4path, coffee-att, att-large, att-large-4path).",
@@ -127,7 +127,7 @@ render(dt_runs, partial(dt_chart, box=dt_box, ests=dt_est), "download_time",
 # Per MPTCP connection: payload bytes on the cellular subflows ÷ all payload bytes (server
 # trace, `run_facts.cell_share_pct`); one dot per run, one panel per figure and carrier
 # from the runs of its table (as the download times above). Squares with bars: the claims'
-# group estimates (the median over runs with its 95 % interval): `chen-sprint-mostly-wifi`
+# group estimates (the median over runs with its interval): `chen-sprint-mostly-wifi`
 # (Fig. 3, Sprint), `chen-cell-share-4mb` (Fig. 5, AT&T 4 MB, MP-2 and MP-4 lia) and
 # `chen-cell-share-large` (Fig. 10, AT&T ≥ 8 MB, every configuration). The paper: Sprint 3G
 # carries little (Fig. 3); with AT&T the cellular share "reaches 50 %" at 4 MB (Fig. 5) and
@@ -147,7 +147,7 @@ share_est = (labelled("chen-sprint-mostly-wifi", "chen-cell-share-4mb", "chen-ce
 
 render(share_runs, partial(share_chart, ests=share_est), "cellular_share",
        "Share of the traffic on the cellular path per table's runs and carrier (Chen Fig. 3, 5, 7, 10)",
-       caption="Dots: MPTCP runs; squares with bars: the claims' medians with 95 % CIs; dashed: the paper's 50 %.",
+       caption="Dots: MPTCP runs; squares with bars: the claims' medians with intervals; dashed: the paper's 50 %.",
        paper_ref="Chen et al. IMC'13 Fig. 3, 5, 7, 10",
        empty_msg="No chen MPTCP run of Table 2-5's scenarios with a cellular share in this database (MP-2 or MP-4 "
                  "runs, server trace).",
@@ -166,7 +166,7 @@ render(share_runs, partial(share_chart, ests=share_est), "cellular_share",
 # RTT samples larger than 100 ms". These statements are conditions (`chen-fig12-*`,
 # computed per Table 6 cell, gating the claims of Fig. 13): their estimates and verdicts per
 # size are under each panel's title, and where one is a point of the CCDF it is drawn as a
-# square in its size's colour with its 95 % interval (WiFi's 90th percentile at 0.1;
+# square in its size's colour with its interval (WiFi's 90th percentile at 0.1;
 # Sprint's share above 100 ms at 100 ms). WiFi's conditions pool the three carriers' runs
 # (as the checks do), so each WiFi panel shows the same estimates.
 
@@ -186,7 +186,7 @@ render(rtt_ccdf, partial(rtt_chart, ids=FIG12_IDS, ests=fig12_est), "rtt_ccdf",
        "Packet RTT CCDF per carrier and path, Table 6's MP-2 (lia) runs (Chen Fig. 12)",
        caption="CCDF of per-packet RTT (server trace, no retransmissions), one line per file size, log-log; dashed "
                "rules, shading and diamonds: the paper's marks of §5.1; squares: the chen-fig12-* conditions' "
-               "estimates (95 % CI) where they are points of the CCDF; subtitles: each condition's estimate and "
+               "estimates (CI) where they are points of the CCDF; subtitles: each condition's estimate and "
                "verdict per size.",
        paper_ref="Chen et al. IMC'13 Fig. 12, §5.1",
        empty_msg="No RTT samples of chen Table 6 runs (t6-att, t6-verizon, t6-sprint: MP-2 with lia) in this "
@@ -202,7 +202,7 @@ render(rtt_ccdf, partial(rtt_chart, ids=FIG12_IDS, ests=fig12_est), "rtt_ccdf",
 # and Verizon "75 % of the packets are delivered in order" (so 25 % wait); with Sprint "75 %
 # of the packets are out-of-order" and "more than 20 % of the packets have out-of-order
 # delay larger than 150 ms". Squares with bars: the claims' estimates, pooled over the
-# sizes, with their 95 % intervals, filled by their magnitude verdict: `chen-lte-in-order`
+# sizes, with their intervals, filled by their magnitude verdict: `chen-lte-in-order`
 # (drawn as 1 − the in-order share) and `chen-3g-out-of-order` at the left edge (delay >
 # 0), `chen-3g-ofo-over-150ms` at 150 ms.
 
@@ -225,7 +225,7 @@ render(ofo_ccdf, partial(ofo_chart, ests=ofo_est), "ofo_ccdf",
        "Out-of-order delay CCDF per carrier, Table 6's MP-2 (lia) runs (Chen Fig. 13)",
        caption="CCDF of the MPTCP-level out-of-order delay at the client (in-order packets count as 0), one line per "
                "size; dashed and diamonds: the paper's marks; squares: the claims' estimates pooled over the sizes "
-               "(95 % CI).",
+               "(CI).",
        paper_ref="Chen et al. IMC'13 Fig. 13, §5.2",
        empty_msg="No out-of-order samples of chen Table 6 runs (t6-att, t6-verizon, t6-sprint: MP-2 with lia) in "
                  "this database (dl_ofo_samples).")
@@ -234,12 +234,12 @@ render(ofo_ccdf, partial(ofo_chart, ests=ofo_est), "ofo_ccdf",
 # ## Connection means: out-of-order delay and RTT (Table 6)
 # Top: each Table 6 run's (MP-2, lia) mean out-of-order delay over its packets (circles,
 # `run_facts.ofo_mean_ms`); squares with bars (over the runs they summarise): the claims'
-# estimates, the mean over runs with its 95 % interval, `chen-ofo-att-4mb` and
+# estimates, the mean over runs with its interval, `chen-ofo-att-4mb` and
 # `chen-ofo-sprint-4mb` (their values and magnitude verdicts in the subtitle); black, right
 # of them: Table 6's mean ± standard error over the paper's connections, labelled, where we
 # ran that carrier and size. Bottom: each run's mean RTT per path (Table 6's "flow mean")
 # against Table 6's, with the lab checks of those cells (`lab-chen-t6-<path>-rtt-<size>`,
-# squares: the mean over runs with its 95 % interval; WiFi pools the three carriers'
+# squares: the mean over runs with its interval; WiFi pools the three carriers'
 # runs). Log axes (an interval reaching below the axis is cut at its bottom). The ratio
 # Sprint ÷ AT&T (`chen-ofo-sprint-vs-att`) and the fall with size
 # (`chen-lte-ofo-decreases-with-size`) are in the claims chart below.
@@ -266,14 +266,14 @@ cell_est = cell_checks()
 render(t6_runs, partial(t6_chart, claims=t6_est, checks=cell_est), "table6_ofo_rtt",
        "Per-connection out-of-order delay and RTT, Table 6's MP-2 (lia) runs (Chen Table 6)",
        caption="Dots: runs' means; black: Table 6's mean ± s.e. (labelled); squares with bars: the claims' means "
-               "(chen-ofo-att-4mb, chen-ofo-sprint-4mb) and the lab checks' (RTT) with 95 % CIs.",
+               "(chen-ofo-att-4mb, chen-ofo-sprint-4mb) and the lab checks' (RTT) with intervals.",
        paper_ref="Chen et al. IMC'13 Table 6",
        empty_msg="No chen Table 6 runs (t6-att, t6-verizon, t6-sprint: MP-2 with lia) in this database.",
        runs_by=["metric", "path", "size"])
 
 # %% [markdown]
 # ## The claims, group by group
-# Each panel: every compared group's estimate and 95 % interval (colour: its magnitude
+# Each panel: every compared group's estimate and interval (colour: its magnitude
 # verdict), the paper's band (shaded) and number (dashed). Congestion controls are never
 # pooled: a group names its configuration, and its table.
 
@@ -285,7 +285,7 @@ claims_figure("chen", "Chen", width=PANEL_W)
 # One row per table, from the runs of that table's scenarios: each single-path (cubic) run's
 # loss rate (retransmitted ÷ sent data packets) and mean RTT (server trace, §3.3) per path
 # and size (circles). Squares with bars (over the runs they summarise): the lab checks'
-# estimates, the mean over runs with its 95 % interval (`lab-chen-t<N>-<path>-<metric>-<size>`,
+# estimates, the mean over runs with its interval (`lab-chen-t<N>-<path>-<metric>-<size>`,
 # one per cell of the paper's table): the conditions the claims rest on, a compared group
 # resting on the cells of its table at its size for each path it uses; a failing check
 # makes it *not comparable*. Black, right of them: the paper's cell, mean ± standard error
@@ -312,7 +312,7 @@ sp_runs = (query(f"""
 render(sp_runs, partial(sp_chart, checks=cell_est), "single_path_loss_rtt",
        "Single-path loss and RTT per table, path and size (Chen Tables 2-5)",
        caption="One row per table, from its scenarios' runs. Dots: single-path runs; black: the paper's cells (mean "
-               "± s.e., labelled; ~ = < 0.03 %); squares with bars: the lab checks' estimates with 95 % CIs.",
+               "± s.e., labelled; ~ = < 0.03 %); squares with bars: the lab checks' estimates with intervals.",
        paper_ref="Chen et al. IMC'13 Tables 2, 3, 4, 5",
        empty_msg="No chen single-path (SP-wifi, SP-lte) runs of Table 2-5's scenarios in this database.",
        runs_by=["tbl", "metric", "path", "size"])
@@ -321,7 +321,7 @@ render(sp_runs, partial(sp_chart, checks=cell_est), "single_path_loss_rtt",
 # ## Lab checks: the emulated paths against the paper's Tables 2-6
 # One table per table of the paper, laid out as the paper's: per path and metric, per size,
 # the paper's cell (mean ± standard error; "~": negligible, < 0.03 %) and ours (the mean
-# over the runs of that table's scenarios [95 % interval], n runs) with the lab check's
+# over the runs of that table's scenarios [interval], n runs) with the lab check's
 # verdict: *agree* when our interval lies within the paper's mean ± 1.96 standard errors
 # (below 0.03 % for "~"), *disagree* when it lies outside, *inconclusive* when it straddles
 # an edge; "not run" where the campaign has no runs of that size. Where a row has several

@@ -59,7 +59,7 @@ display(Markdown(verdict_table("cs244")))
 # %% [markdown]
 # ## Throughput against the buffer size (CS244 Fig. 3)
 # Dots: each run's 10-40 s throughput; bars: the claims' group estimates (mean over runs
-# with its 95 % interval), from `cs244-wifi-full`, `cs244-3g-low` and `cs244-mptcp-range`;
+# with its interval), from `cs244-wifi-full`, `cs244-3g-low` and `cs244-mptcp-range`;
 # the paper's numbers as CS244's text states them (black).
 
 # %%
@@ -103,13 +103,13 @@ def sweep_chart(d):
 
 
 render(runs, sweep_chart, "throughput_vs_buffer", "Throughput vs buffer size (CS244 Fig. 3, Raiciu Fig. 9)",
-       caption="Dots: runs; squares with bars: the claims' means and 95 % intervals; dashed: CS244's numbers.",
+       caption="Dots: runs; squares with bars: the claims' means and intervals; dashed: CS244's numbers.",
        paper_ref="CS244 Fig. 3; Raiciu et al. NSDI'12 Fig. 9",
        runs_by=["configuration", "buffer"])
 
 # %% [markdown]
 # ## The claims, group by group
-# Each panel: every compared group's estimate and 95 % interval (colour: its magnitude
+# Each panel: every compared group's estimate and interval (colour: its magnitude
 # verdict), the paper's band (shaded) and number (dashed).
 
 # %%

@@ -68,7 +68,7 @@ def est(cid: str) -> pl.DataFrame:
 
 
 def claim_line(cid: str) -> list[str]:
-    """Two lines of text: the claim's group estimates with their 95 % intervals; the paper's
+    """Two lines of text: the claim's group estimates with their intervals; the paper's
     number and the verdicts."""
     r = ROWS.filter(pl.col("id") == cid)
     g = est(cid)
@@ -106,7 +106,7 @@ display(Markdown(verdict_table("deng")))
 # (WiFi, decoupled) beats it at the large sizes. Top: each run's throughput (dots, five
 # runs per configuration, shifted a little sideways per configuration so they do not
 # overlap) and the line through each configuration's median run. Bottom: the claims' group
-# estimates, the best MPTCP variant's median ÷ the better TCP's median with its 95 %
+# estimates, the best MPTCP variant's median ÷ the better TCP's median with its
 # interval (`deng-mptcp-worse-disparity` per size, `deng-mptcp-better-long` at 1 MB),
 # coloured by the direction verdict.
 
@@ -185,7 +185,7 @@ def fig7_chart(_):
 
 render(runs7, fig7_chart, "tcp_vs_mptcp_per_size", "MPTCP vs single-path TCP per flow size (Deng Fig. 7)",
        caption="Dots: runs; lines: each configuration's median run; bottom: the claims' ratio estimates with "
-               "95 % intervals.",
+               "intervals.",
        paper_ref="Deng et al. IMC'14 Fig. 7a, 7b",
        empty_msg="No deng runs at wifi-much-faster or comparable (SP-wifi, SP-lte, MP-2 with reno and lia).",
        runs_by=["scenario", "configuration", "size_label"])
@@ -197,7 +197,7 @@ render(runs7, fig7_chart, "tcp_vs_mptcp_per_size", "MPTCP vs single-path TCP per
 # in the claims: each location's value is the median of its pairs (one pair at six
 # locations, five at `comparable` and `wifi-much-faster`), one dot per location. Dashed: the
 # paper's medians per size; square with bar: the claim `deng-primary-10kb-60`'s estimate (the
-# median over the locations, 95 % interval).
+# median over the locations, interval).
 
 # %%
 PRIMARY_LOC = f"""
@@ -230,7 +230,7 @@ def paper_marks(medians: dict[str, float], prefix: str = "paper") -> pl.DataFram
 
 
 def estimate_marks(cids: list[str]) -> pl.DataFrame:
-    """The claims' group estimates (median over the locations, 95 % interval), one row each."""
+    """The claims' group estimates (median over the locations, interval), one row each."""
     bands = ROWS.select("id", "paper_value", "band_low", "band_high", "paper_text")
     frames = [est(cid).join(bands, on="id", how="left").with_columns(
                   size=pl.col("group"), row=pl.format("{} · {}", pl.col("id"), pl.col("group")),
@@ -246,7 +246,7 @@ def estimate_marks(cids: list[str]) -> pl.DataFrame:
 def cdf_panel(d: pl.DataFrame, paper: pl.DataFrame, ests: pl.DataFrame, x_title: str, title: str | None = None,
               x_max: float | None = None) -> alt.VConcatChart:
     """Per-location CDF per flow size (colour), the paper's medians as labelled dashed rules in
-    the size's colour; below, on the same x axis, the claims' estimates with their 95 % interval."""
+    the size's colour; below, on the same x axis, the claims' estimates with their interval."""
     xs = [v for v in d["x"].to_list() + paper["x"].to_list() if v is not None]
     if ests.height:
         xs += [v for v in ests["ci_high"].to_list() if v is not None and math.isfinite(v)]
@@ -295,7 +295,7 @@ def cdf_panel(d: pl.DataFrame, paper: pl.DataFrame, ests: pl.DataFrame, x_title:
         halo_text(ests, dict(x=alt.X("ci_low:Q", scale=scale, title=None), y=y, text="label:N"), 4,
                   dict(color=alt.value("black")), align="left", dx=6, dy=-9, fontSize=10),
     ).properties(width=PANEL_W, height=34 * ests.height,
-                 title=alt.TitleParams("the claim's estimate (median over the locations, 95 % interval); shaded: the "
+                 title=alt.TitleParams("the claim's estimate (median over the locations, interval); shaded: the "
                                        "paper's band, black tick: its number", fontSize=11, fontWeight="normal",
                                        anchor="start"))
     return alt.vconcat(cdf, strip, spacing=6)
@@ -307,7 +307,7 @@ render(fig8, lambda d: cdf_panel(d, paper_marks({"10 KB": 60, "100 KB": 49, "1 M
                                  "r = |MPTCP_LTE − MPTCP_WiFi| ÷ MPTCP_WiFi, decoupled (%)"),
        "primary_rel_diff_cdf", "LTE vs WiFi as the primary subflow: r (Deng Fig. 8)",
        caption="CDF over the 8 emulated locations of each location's median r (decoupled); dashed: the paper's "
-               "medians (60 / 49 / 28 %); square: the claim's estimate with its 95 % interval.",
+               "medians (60 / 49 / 28 %); square: the claim's estimate with its interval.",
        paper_ref="Deng et al. IMC'14 Fig. 8",
        empty_msg="No pairs of deng MP-2 reno runs that differ only in the primary network (primary_pairs).")
 
@@ -442,7 +442,7 @@ def fig13_14_chart(_):
 render(both, fig13_14_chart, "cc_and_network_rel_diff_cdf",
        "r_cwnd and r_network per flow size (Deng Fig. 13, 14)",
        caption="CDFs over the 8 emulated locations of each location's median r_cwnd (top) and r_network (bottom) "
-               "per flow size; dashed: the paper's medians; squares: the claims' 1 MB estimates with 95 % intervals.",
+               "per flow size; dashed: the paper's medians; squares: the claims' 1 MB estimates with intervals.",
        paper_ref="Deng et al. IMC'14 Fig. 13, 14",
        empty_msg="No pairs of deng MP-2 runs differing only in congestion control (cc_pairs) or only in the "
                  "primary network (primary_pairs).")
@@ -543,7 +543,7 @@ render(backup, backup_chart, "backup_mode", "Backup mode: throughput per path an
 
 # %% [markdown]
 # ## The claims, group by group
-# Each panel: every compared group's estimate and 95 % interval (colour: its magnitude
+# Each panel: every compared group's estimate and interval (colour: its magnitude
 # verdict), the paper's band (shaded) and number (dashed). Claims stated only as a direction
 # (MPTCP worse or better, one size more affected than another) have no band: their verdict is
 # the direction's.

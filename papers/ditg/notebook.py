@@ -24,7 +24,7 @@
 # configuration is TCP over P1 with P1's RTT, loss and rate.
 #
 # Every number of a claim below is the findings' own (`findings.csv`,
-# `findings-groups.csv`): this notebook draws those group estimates with their 95 %
+# `findings-groups.csv`): this notebook draws those group estimates with their
 # intervals and, beside them, the runs behind them; it computes no claim itself. Where a
 # figure puts claims of opposite sign conventions on one axis it only re-expresses the
 # claims' estimates and interval ends: a reduction r (%) is a latency ratio MPTCP ÷ TCP
@@ -142,7 +142,7 @@ def interval(a, b, kind, to):
 
 
 def estimates_of(cid: str, to: str) -> list[dict]:
-    """One dict per group of claim ``cid``: its estimate and 95 % interval in the figure's unit,
+    """One dict per group of claim ``cid``: its estimate and interval in the figure's unit,
     the paper's number and band in the same unit, and the label of the paper's mark."""
     r = ROWS.filter(pl.col("id") == cid)
     if not r.height:
@@ -168,6 +168,10 @@ def estimates_of(cid: str, to: str) -> list[dict]:
         out.append(dict(claim=cid, group=g["group"], app=APP.get(app[1].lower()) if app else None,
                         value=conv(g["value"], kind, to), lo=lo, hi=hi, n=g["n"], verdict=g["magnitude"],
                         paper=pv, paper_lo=plo, paper_hi=phi, paper_label=label))
+    apps = {d["app"] for d in out}
+    if len(apps) == 1 and None not in apps:  # the paper's number is one application's: the label says whose
+        for d in out:
+            d["paper_label"] = f"{d['app']}: {d['paper_label']}"
     return out
 
 
@@ -224,7 +228,7 @@ def ratio_axis(title, dom: list[float]) -> alt.Axis:
 
 
 TIP = ["claim:N", "group:N", alt.Tooltip("value:Q", format=".3g", title="our estimate"),
-       alt.Tooltip("lo:Q", format=".3g", title="95 % CI low"), alt.Tooltip("hi:Q", format=".3g", title="95 % CI high"),
+       alt.Tooltip("lo:Q", format=".3g", title="CI low"), alt.Tooltip("hi:Q", format=".3g", title="CI high"),
        "n:Q", alt.Tooltip("verdict:N", title="magnitude verdict"), alt.Tooltip("paper_label:N", title="paper")]
 
 
@@ -232,7 +236,7 @@ def columns_estimates(e: pl.DataFrame, x: alt.X, axis: alt.Axis, dom: list[float
                       bars: bool, legend: bool, side: str = "right", ref: tuple[float, str] | None = None,
                       offset: bool = True):
     """Vertical: per category of ``x`` (and per application beside each other when more than
-    one) the claims' estimates (bar or point) with their 95 % intervals, the paper's band
+    one) the claims' estimates (bar or point) with their intervals, the paper's band
     (shaded), number (black tick) and label; a label shared by the groups of one category
     is written once, centred."""
     scale = alt.Scale(domain=dom, type="log" if log else "linear", nice=False, clamp=True)
@@ -286,7 +290,7 @@ def columns_estimates(e: pl.DataFrame, x: alt.X, axis: alt.Axis, dom: list[float
 def rows_estimates(e: pl.DataFrame, row: str, row_sort: list[str], axis: alt.Axis, dom: list[float], log: bool,
                    apps: list[str], bars: bool, ref: tuple[float, str] | None = None, width: int = 520):
     """Horizontal: one row per group, the claim's estimate (bar from the no-effect value, or
-    point) with its 95 % interval, the paper's band (shaded), number (black tick) and label
+    point) with its interval, the paper's band (shaded), number (black tick) and label
     (at its number or band; the paper's words at our estimate where it gives no number)."""
     scale = alt.Scale(domain=dom, type="log" if log else "linear", nice=False, clamp=True)
 
@@ -321,7 +325,7 @@ def rows_estimates(e: pl.DataFrame, row: str, row_sort: list[str], axis: alt.Axi
 # ## Equal RTTs on both paths (Fig. 3)
 # Top: each run's mean packet latency, TCP over P1 against MPTCP over two equal loss-free
 # 100-Mbit/s paths (the standard scale runs them at 40 ms; the paper at 10-400 ms).
-# Bottom: MPTCP's latency reduction, the claims' group estimates with their 95 %
+# Bottom: MPTCP's latency reduction, the claims' group estimates with their
 # intervals (`ditg-netflix-symmetric`, `ditg-maps-symmetric`, `ditg-docs-symmetric`; Docs'
 # increase drawn as a negative reduction), and the paper's numbers (§IV): Netflix > 40 %,
 # Maps 20-30 %, Docs "no significant difference" (shaded: our declared ± 20 % margin).
@@ -366,13 +370,13 @@ def fig3(d):
     est = columns_estimates(E3, x, alt.Axis(title=["latency reduction with MPTCP", "vs TCP over P1 (%)"]), dom,
                             False, APPS3, True, legend=False, ref=(0.0, "no change"), offset=False).properties(
         width=560, height=260,
-        title=est_title(E3, "MPTCP's reduction: the claims' estimates (95 % CI) and the paper's numbers"))
+        title=est_title(E3, "MPTCP's reduction: the claims' estimates (CI) and the paper's numbers"))
     return alt.vconcat(runs, est).resolve_scale(color="independent")
 
 
 render(sym, fig3, "fig3_equal_rtt",
        "Packet latency, TCP over P1 vs MPTCP over two equal loss-free paths (Fig. 3)",
-       caption="Top: runs (dots). Bottom: the claims' reductions with 95 % intervals (bars, error bars); "
+       caption="Top: runs (dots). Bottom: the claims' reductions with intervals (bars, error bars); "
                "shaded and black: the paper's band and number, labelled.",
        paper_ref="Fig. 3, §IV",
        empty_msg="No ditg runs over equal loss-free 100-Mbit/s paths with both TCP and MPTCP (campaign ditg, "
@@ -384,7 +388,7 @@ render(sym, fig3, "fig3_equal_rtt",
 # P1 at 10 ms, P2 at 20, 40 and 400 ms, loss-free, 100 Mbit/s; TCP over P1 (10 ms) is
 # the baseline at every P2 RTT. Top: each run's mean latency (log axis). Bottom: the
 # latency ratio MPTCP ÷ TCP on a log axis (1 = no change; 3 = +200 %, 9 = +800 %), the
-# claims' group estimates with 95 % intervals: P2 20 ms `ditg-reduced-despite-small-rtt-diff`,
+# claims' group estimates with intervals: P2 20 ms `ditg-reduced-despite-small-rtt-diff`,
 # 40 ms `ditg-asymmetric-40ms-on-par`, 400 ms `ditg-asymmetric-netflix` and
 # `ditg-asymmetric-maps`; the paper (§IV): minor impact up to 20 ms (no number), on par at
 # 40 ms (shaded: our declared ± 20 % margin), more than +200 % (Netflix) and +800 % (Maps)
@@ -425,13 +429,13 @@ def fig4(d):
     est = columns_estimates(E4, x, ratio_axis(["latency ratio MPTCP ÷ TCP over P1", "(log; 1 = no change)"], dom),
                             dom, True, APPS4, False, legend=True, side="left", ref=(1.0, "no change")).properties(
         width=560, height=300,
-        title=est_title(E4, "MPTCP ÷ TCP: the claims' estimates (95 % CI) and the paper's numbers"))
+        title=est_title(E4, "MPTCP ÷ TCP: the claims' estimates (CI) and the paper's numbers"))
     return alt.vconcat(runs, est).resolve_scale(color="shared")
 
 
 render(asym, fig4, "fig4_asymmetric_rtt",
        "Packet latency with P2's RTT above P1's (10 ms), loss-free, 100 Mbit/s (Fig. 4)",
-       caption="Top: runs (log). Bottom: the claims' MPTCP ÷ TCP latency ratios with 95 % intervals (log axis); "
+       caption="Top: runs (log). Bottom: the claims' MPTCP ÷ TCP latency ratios with intervals (log axis); "
                "shaded and black: the paper's band and number, labelled.",
        paper_ref="Fig. 4, §IV",
        empty_msg="No ditg runs with P1 at 10 ms and a longer P2 (MPTCP: asym-rtt10-20/-40/-400) with their TCP "
@@ -442,7 +446,7 @@ render(asym, fig4, "fig4_asymmetric_rtt",
 # ## 10 Mbit/s against 100 Mbit/s (Fig. 5)
 # Netflix (the standard scale runs the 10-Mbit/s tests for Netflix only), P1 10 ms, P2
 # 400 ms. Top: each run's mean latency at both rates. Bottom: the claims' ratios (log
-# axis) with 95 % intervals: MPTCP ÷ TCP at 100 Mbit/s (`ditg-asymmetric-netflix`) and at
+# axis) with intervals: MPTCP ÷ TCP at 100 Mbit/s (`ditg-asymmetric-netflix`) and at
 # 10 Mbit/s (`ditg-10mbit-similar`), and each transport's latency at 10 ÷ 100 Mbit/s
 # (`ditg-10mbit-longer-latency`). The paper (§IV) gives no number for Fig. 5: "similar
 # results", longer latencies at 10 Mbit/s, a smaller impact of the asymmetry
@@ -495,14 +499,14 @@ def fig5(d):
     est = rows_estimates(E5, "row", [f"{v}  [{k[0]}]" for k, v in ROW5.items()],
                          ratio_axis("latency ratio (log; 1 = no change)", dom), dom, True, APPS5, False,
                          ref=(1.0, "no change"), width=560).properties(
-        title=est_title(E5, "Ratios: the claims' estimates (95 % CI) and the paper's statements",
+        title=est_title(E5, "Ratios: the claims' estimates (CI) and the paper's statements",
                         subtitle=SMALLER, subtitleFontSize=10))
     return alt.vconcat(runs, est).resolve_scale(color="independent")
 
 
 render(r5, fig5, "fig5_10_vs_100_mbit",
        "10 Mbit/s vs 100 Mbit/s paths, P1 10 ms / P2 400 ms (Fig. 5 against Fig. 4)",
-       caption="Top: runs at both rates (log). Bottom: the claims' latency ratios with 95 % intervals (log axis); "
+       caption="Top: runs at both rates (log). Bottom: the claims' latency ratios with intervals (log axis); "
                "black: the paper's number where it gives one, its words where it gives none.",
        paper_ref="Fig. 5, §IV",
        empty_msg="No 10-Mbit/s ditg runs (MPTCP asym10m-rtt10-400 and TCP sym10m-rtt10) in this database.",
@@ -514,7 +518,7 @@ render(r5, fig5, "fig5_10_vs_100_mbit",
 # 1-4 % at 10, 40 and 100 ms; the standard scale runs 4 % at 40 ms, Netflix and Maps).
 # TCP's baseline has P1's loss, so the loss-free TCP runs are drawn under "no loss" and
 # "on P2", the lossy ones under "on P1" and "on both". Top: each run's mean latency, one
-# row per application. Bottom: MPTCP's reduction, the claims' group estimates with 95 %
+# row per application. Bottom: MPTCP's reduction, the claims' group estimates with
 # intervals: no loss `ditg-netflix-symmetric` / `ditg-maps-symmetric`, on P1
 # `ditg-reduced-despite-loss`, on P2 `ditg-lossy-p2-netflix` / `ditg-lossy-p2-maps-docs`
 # (an increase, drawn as a negative reduction), on both `ditg-lossy-both-netflix` /
@@ -579,13 +583,13 @@ def fig68(d):
     dom = domain(E68, False, (0.0,), room=0.3)
     est = rows_estimates(E68, "row", ROWS68, alt.Axis(title="latency reduction with MPTCP vs TCP over P1 (%)"), dom,
                          False, APPS68, True, ref=(0.0, "no change"), width=560).properties(
-        title=est_title(E68, "MPTCP's reduction: the claims' estimates (95 % CI) and the paper's numbers"))
+        title=est_title(E68, "MPTCP's reduction: the claims' estimates (CI) and the paper's numbers"))
     return alt.vconcat(runs, est).resolve_scale(color="independent")
 
 
 render(r68, fig68, "fig6_8_loss",
        "Packet latency with 4 % loss on P1, P2 or both, 40-ms paths (Fig. 6-8)",
-       caption="Top: runs per application. Bottom: the claims' reductions with 95 % intervals; shaded and black: "
+       caption="Top: runs per application. Bottom: the claims' reductions with intervals; shaded and black: "
                "the paper's band and number, labelled (its words where it gives no number).",
        paper_ref="Fig. 6, 7, 8, §V",
        empty_msg="No lossy ditg runs over 40-ms paths (MPTCP loss-rtt40-p1/p2/both-4pct with TCP baselines "
@@ -604,7 +608,7 @@ render(r68, fig68, "fig6_8_loss",
 # baseline's runs appear under every configuration they are the baseline of). Left:
 # packets generated per run (log); middle: the share of them ITGRecv received (captures
 # before the drain lost what was still queued when ITGSend ended); right: the checks'
-# group estimates, 100 × (MPTCP ÷ TCP generated − 1) per repetition pair, with 95 %
+# group estimates, 100 × (MPTCP ÷ TCP generated − 1) per repetition pair, with
 # intervals against the margin of 0.
 
 # %%
@@ -658,7 +662,7 @@ def load_chart(d):
                 x=alt.value(250), text="t:N"),
             cbase.mark_rule(strokeWidth=2, color="black").encode(
                 x=alt.X("lo:Q", scale=sc, title=["MPTCP ÷ TCP generated packets − 1 (%),",
-                                                 "lab check estimate (95 % CI)"]), x2="hi:Q", tooltip=ctip),
+                                                 "lab check estimate (CI)"]), x2="hi:Q", tooltip=ctip),
             cbase.mark_point(filled=True, size=70, color="#6f42c1").encode(x=alt.X("value:Q", scale=sc),
                                                                          tooltip=ctip),
         ).properties(width=500, height=26 * max(1, len(ROW_ORDER)), title="Lab check: same offered load"))
@@ -668,14 +672,14 @@ def load_chart(d):
 render(load, load_chart, "offered_load",
        "Packets generated by ITGSend and the share received, TCP vs MPTCP per configuration",
        caption="Dots: runs (TCP over P1 under each configuration it is the baseline of); right: the lab checks' "
-               "estimates with 95 % intervals against the margin of 0.",
+               "estimates with intervals against the margin of 0.",
        paper_ref="§III (the same D-ITG profile over TCP and MPTCP)",
        empty_msg="No ditg runs with ITGSend's generated packet count (result.sent_packets) in this database.",
        runs_by=["application", "transport", "cfg"])
 
 # %% [markdown]
 # ## The claims, group by group
-# Each panel: every compared group's estimate and 95 % interval in the claim's own unit
+# Each panel: every compared group's estimate and interval in the claim's own unit
 # (colour: its magnitude verdict), the paper's band (shaded) and number (dashed).
 
 # %%

@@ -77,7 +77,7 @@ display(Markdown(verdict_table("ferlin")))
 # %%
 def estimates_of(claim_of: dict[str, list[str]]) -> pl.DataFrame:
     """Per scenario the group estimate of the first claim (of the listed ones) that has one
-    for it: the findings' value and 95 % interval, with the claim id and its verdicts."""
+    for it: the findings' value and interval, with the claim id and its verdicts."""
     out = []
     for scenario, ids in claim_of.items():
         for cid in ids:
@@ -102,7 +102,7 @@ EST_TIP = ["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip(
 # WLAN performance up to -25%" (§IV); with 2G in the pair "the 2G path actually hurts the
 # overall performance". Top: each run's goodput (32 MiB ÷ download time), MPTCP and TCP
 # over the reference path. Bottom: the claims' group estimates of 100 × (mean MPTCP
-# goodput ÷ mean TCP goodput − 1) with their 95 % intervals (`ferlin-2g-hurts-wlan-25`
+# goodput ÷ mean TCP goodput − 1) with their intervals (`ferlin-2g-hurts-wlan-25`
 # for 2G+WLAN, `ferlin-2g-hurts` for 2G+3G, `ferlin-3g-aggregation` for 3G+WLAN), and the
 # paper's "up to" numbers (dashed, shaded from 0).
 
@@ -155,13 +155,13 @@ def fig4(d):
                    alt.Chart(REL).mark_text(align="left", dx=10, fontSize=10, color="#1f77b4").encode(
                        x=x, y=y, text=alt.Text("value:Q", format="+.0f"))]
     bottom = alt.layer(*layers).properties(
-        width=560, height=260, title="the claims' estimates: 100 × (mean MPTCP ÷ mean TCP goodput − 1), 95 % CI")
+        width=560, height=260, title="the claims' estimates: 100 × (mean MPTCP ÷ mean TCP goodput − 1), CI")
     return alt.vconcat(top, bottom).resolve_scale(x="shared")
 
 
 render(goodput, fig4, "goodput_vs_tcp", "MPTCP goodput relative to TCP over the reference path (Ferlin Fig. 4)",
        caption="Top: runs (blue MPTCP, orange TCP over WLAN, WLAN, 3G for 2G+WLAN, 3G+WLAN, 2G+3G). Bottom: the "
-               "claims' group estimates with 95 % intervals (ferlin-2g-hurts-wlan-25, ferlin-2g-hurts, "
+               "claims' group estimates with intervals (ferlin-2g-hurts-wlan-25, ferlin-2g-hurts, "
                "ferlin-3g-aggregation); dashed and shaded: the paper's 'up to' numbers.",
        paper_ref="Ferlin et al. Fig. 4, §IV",
        empty_msg="No usable ferlin run with a goodput (campaign ferlin: MP-2 and SP-wifi runs of 32 MiB).",
@@ -172,7 +172,7 @@ render(goodput, fig4, "goodput_vs_tcp", "MPTCP goodput relative to TCP over the 
 # Per scenario: the CDF over our runs of the 32 MiB download time (client trace), for MPTCP
 # and for TCP over the reference path (a curve only for a configuration with at least two
 # runs); the dashed black rule: Table I's mean completion time of default MPTCP; the blue
-# band: our MPTCP mean with its 95 % interval, the group estimate of the claim
+# band: our MPTCP mean with its interval, the group estimate of the claim
 # `ferlin-ct-2g-wlan-mptcp`, `ferlin-ct-3g-wlan-mptcp` or `ferlin-ct-2g-3g-mptcp`.
 # The paper's Fig. 7 compares MPTCP with DRePaS; we have no DRePaS curve.
 
@@ -242,7 +242,7 @@ for s in SCENARIOS:
     display(render(d, cdf_chart(s), f"completion_time_cdf_{s.replace('+', '_').lower()}",
            f"{s}: completion time CDF (Ferlin Fig. {PANEL[s]}, Table I)",
            caption=f"{s}: CDF over runs of the 32 MiB download time, MPTCP and TCP over {REF[s]}; dashed: Table I's "
-                   f"MPTCP mean ({TABLE_CT[s]} s); blue band: our MPTCP mean and 95 % interval (claim group estimate).",
+                   f"MPTCP mean ({TABLE_CT[s]} s); blue band: our MPTCP mean and interval (claim group estimate).",
            paper_ref=f"Ferlin et al. Fig. {PANEL[s]}, Table I",
            empty_msg=f"Fewer than two usable {s} runs of either configuration (campaign ferlin, MP-2 or SP-wifi, "
                      f"32 MiB): no CDF to draw. Table I's MPTCP mean for {s} is {TABLE_CT[s]} s."))
@@ -252,7 +252,7 @@ for s in SCENARIOS:
 # "the average contribution of a subflow relative to the best subflow" (§VI-C), Table I's
 # columns 2G/WLAN, 3G/WLAN, 2G/3G. Per path pair, left to right: each MPTCP run's payload
 # bytes of the smaller subflow ÷ those of the larger (the claims' per-run value; open
-# circles), the claims' group estimate (mean over runs with its 95 % interval; square) of
+# circles), the claims' group estimate (mean over runs with its interval; square) of
 # `ferlin-contrib-2g-wlan-mptcp`, `ferlin-contrib-3g-wlan-mptcp` or `ferlin-contrib-2g-3g-mptcp`,
 # and Table I's MPTCP row (black line, labelled).
 
@@ -271,7 +271,7 @@ TABLE_CONTRIB = pl.DataFrame([("2G+WLAN", 0.27, "Table I: 0.27"), ("3G+WLAN", 0.
 LABEL_EXPR = "datum.value + ' (' + " + repr({s: f"{OTHER[s]}/{REF[s]}" for s in SCENARIOS}) + "[datum.value] + ')'"
 
 
-SLOTS = ["MPTCP run", "our mean, 95 % CI (claim)", "Table I, MPTCP (paper)"]
+SLOTS = ["MPTCP run", "our mean, CI (claim)", "Table I, MPTCP (paper)"]
 SLOT_COLOR = alt.Scale(domain=SLOTS, range=["#6baed6", "#08306b", "black"])
 
 
@@ -305,7 +305,7 @@ def fig9(d):
 render(contrib, fig9, "relative_contribution",
        "Relative path contribution, default MPTCP (Ferlin Fig. 9, Table I)",
        caption="Per path pair, left to right: MPTCP runs (smaller ÷ larger subflow's payload bytes), the claims' "
-               "mean with its 95 % interval, Table I's MPTCP row (2G/WLAN 0.27, 3G/WLAN 0.857, 2G/3G 0.074).",
+               "mean with its interval, Table I's MPTCP row (2G/WLAN 0.27, 3G/WLAN 0.857, 2G/3G 0.074).",
        paper_ref="Ferlin et al. Fig. 9, Table I",
        empty_msg="No usable ferlin MPTCP run with payload bytes per path (campaign ferlin, MP-2, 32 MiB).",
        runs_by=["scenario"])
@@ -350,7 +350,7 @@ def trace_chart(d):
     sub = [f"run {run} (the median download time of the 2G+WLAN MPTCP runs)"] + (
         [f"claim ferlin-mptcp-uses-2g-throughout, 2G+WLAN: 2G delivered data in {est['value'][0]:.0f} % "
          f"[{est['ci_low'][0]:.0f}, {est['ci_high'][0]:.0f}] of the transfer's whole seconds (mean over "
-         f"{est['n'][0]} runs, 95 % CI)"] if est.height else [])
+         f"{est['n'][0]} runs, CI)"] if est.height else [])
 
     def panel(path, color, height, first):
         p = d.filter(pl.col("path") == path)
@@ -384,7 +384,7 @@ render(trace, trace_chart, "throughput_trace_2g_wlan",
 
 # %% [markdown]
 # ## The claims, group by group
-# Each panel: every compared group's estimate and 95 % interval (colour: its magnitude
+# Each panel: every compared group's estimate and interval (colour: its magnitude
 # verdict), the paper's band (shaded) and number (dashed).
 
 # %%

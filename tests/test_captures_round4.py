@@ -1,0 +1,100 @@
+"""Other people's captures, round 4 (issue 43): the cases fixed so far, each by construction.
+(The multi-homed ``tcpdump -i any`` capture: tests/test_timeorder.py.)"""
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from pipeline.assemble import canonical_addr, with_paths
+from pipeline.cli import _path_map
+
+
+def test_a_path_labels_its_address_in_any_spelling():
+    sf = pl.DataFrame({"client_addr": ["2001:db8::2", "10.0.1.2", "2001:db8::3"]})
+    out = with_paths(sf, {"2001:DB8:0:0:0:0:0:2": "wifi", " 10.0.1.2": "lte"})
+    assert out["path"].to_list() == ["wifi", "lte", "2001:db8::3"]
+    assert canonical_addr("FE80:0000::1") == "fe80::1" and canonical_addr("not-an-address") == "not-an-address"
+
+
+def test_one_address_given_two_labels_is_refused():
+    assert _path_map(["wifi=2001:db8::2", "wifi=2001:DB8::2"]) == {"2001:db8::2": "wifi"}
+    with pytest.raises(SystemExit, match="two labels"):
+        _path_map(["wifi=10.0.1.2", "lte=10.0.1.2"])
+
+
+def test_one_bad_cell_in_an_emulator_log_loses_its_row_not_the_log(tmp_path):
+    from pipeline import tables
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "linkem-wifi.csv").write_text(
+        "direction,packet_id,size_bytes,arrival_s,departure_s,dropped,reason\n"
+        "down,0,1514,10.0,10.031,0,\n"
+        "down,one,1514,10.001,10.047,0,\n"      # a cell that is not its column's type
+        "down,2,1514,10.002,nan,0,\n"           # a departure that is not a time
+        "down,3,1514,10.003,,1,queue\n")
+    lt, problems = tables.link_truth(d, "r")
+    assert lt["packet_id"].to_list() == [0, 3]
+    assert len(problems) == 1 and "2 of 4 rows are not valid linkem records" in problems[0]["reason"]
+
+
+@pytest.mark.parametrize("field", ["order_index", "size_bytes", "repetition", "campaign_seed"])
+def test_a_401_digit_integer_loses_its_field_not_the_run(field):
+    from pipeline import metadoc, tables
+    meta = {"run_id": "r1", "campaign": "chen", "mode": "MP-2", field: 10 ** 400}
+    kept, notes = metadoc.check(meta)
+    assert field not in kept and any(n.startswith(field) and "out of range" in n for n in notes)
+    assert metadoc._num(10 ** 400) is None and metadoc._int(-(10 ** 30)) is None
+    row = tables.runs_row(kept, "r1").to_dicts()[0]
+    assert row["run_id"] == "r1"
+
+
+def test_a_lone_surrogate_in_a_text_field_is_replaced_not_fatal():
+    import json
+
+    from pipeline import metadoc, tables
+    meta = json.loads('{"run_id": "r1", "campaign": "chen", "scenario": "att\\ud800", "mode": "MP-2"}')
+    kept, notes = metadoc.check(meta)
+    assert kept["scenario"] == "att\ufffd" and any("lone surrogate" in n for n in notes)
+    row = tables.runs_row(kept, "r1").to_dicts()[0]
+    assert row["scenario"] == "att\ufffd"
+
+
+def test_ditg_lines_with_bad_seconds_or_huge_ids_are_skipped_not_fatal():
+    from pipeline import ditg
+    good = "Flow>0001 Seq> 1 txTime>8:19:48.882029 rxTime>8:19:48.882078 Size> 400\n"
+    text = (good + "Flow>0001 Seq> 2 txTime>8:19:48.88.2029 rxTime>8:19:48.9 Size> 400\n"
+            f"Flow>{2 ** 40} Seq> 3 txTime>8:19:49.0 rxTime>8:19:49.1 Size> 400\n"
+            f"Flow>0001 Seq> 4 txTime>8:19:49.0 rxTime>8:19:49.1 Size> {2 ** 40}\n")
+    df, problems = ditg.app_latency(text, "r1")
+    assert df["seq"].to_list() == [1]
+    assert len(problems) == 1 and "3 of 4 lines are not D-ITG packet lines" in problems[0]["reason"]
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:30:00+05:00", "9999-12-31T23:59:59-05:00"])
+def test_a_start_time_at_the_ends_of_the_calendar_is_left_empty_not_fatal(tmp_path, when):
+    import json
+
+    from pipeline import tables
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "meta.json").write_text(json.dumps({"run_id": "r1", "campaign": "ditg", "started_at": when}))
+    meta, problems = tables.read_meta(d)
+    assert "started_at" not in meta and meta["run_id"] == "r1"
+    assert any("started_at" in p["reason"] and "left empty" in p["reason"] for p in problems)
+
+
+def test_null_run_id_start_time_and_paths_mean_absent(tmp_path):
+    """meta.json's schema says null = absent: a run whose run_id, started_at, paths and
+    labels are null is read as one without them (the folder names it), no problem raised."""
+    import json
+
+    from pipeline import tables
+    d = tmp_path / "run-null"
+    d.mkdir()
+    (d / "meta.json").write_text(json.dumps({"run_id": None, "started_at": None, "paths": None, "labels": None,
+                                             "campaign": "chen", "mode": "MP-2"}))
+    meta, problems = tables.read_meta(d)
+    assert problems == [] and meta == {"campaign": "chen", "mode": "MP-2"}
+    assert tables.run_identity(d, meta) == "run-null"
+    row = tables.runs_row(meta, "run-null").to_dicts()[0]
+    assert row["run_id"] == "run-null" and row["started_at"] is None and row["mode"] == "MP-2"
