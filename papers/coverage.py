@@ -156,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", required=True, help="a lab database (results/lab.duckdb, or one loaded from data/reference)")
     ap.add_argument("--n", type=int, default=MIN_RUNS, help="runs per role drawn (default: %(default)s)")
     ap.add_argument("--sims", type=int, default=SIMS, help="samples drawn per group and shape (default: %(default)s)")
+    ap.add_argument("--candidates", action="store_true",
+                    help="also the candidate methods per kind and shape (papers/coverage.py: candidates)")
     a = ap.parse_args(argv)
     try:
         con = duckdb.connect(a.db, read_only=True)
@@ -170,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         flag = "" if r["worst"] >= LEVEL_MIN else "  < %.0f %%" % (100 * LEVEL_MIN)
         print(f"{r['kind'][:34]:34s} {r['shape']:13s} {r['groups']:6d} {r['worst']:6.3f} {r['mean']:6.3f}  "
               f"{r['worst_group'][:70]}{flag}")
+    if a.candidates:
+        pops = populations(all_claims(), facts)
+        print(f"\ncandidate methods, n = {a.n}: worst and mean coverage, share of groups at >= {LEVEL_MIN:.0%}")
+        for r in candidates_table(pops, a.n, a.sims):
+            print(f"{r['kind'][:34]:34s} {r['shape']:13s} {r['method']:17s} {r['groups']:6d} {r['worst']:6.3f} "
+                  f"{r['mean']:6.3f} {r['share_ok']:6.3f}")
     return 0
 
 
@@ -253,3 +261,24 @@ def candidate_coverage(p: Population, method: Callable[[dict, float], tuple[floa
             lo, hi = method(s, level)
         hits += bool(lo <= truth <= hi)
     return hits / sims
+
+
+def candidates_table(pops: list[Population], n: int, sims: int = SIMS) -> list[dict]:
+    """Per statistic kind, shape and method (the findings' own, then each candidate that
+    applies): groups, worst and mean coverage at ``n``, and the median width relative to
+    the own method's (a candidate that covers by being wider says so)."""
+    acc: dict[tuple[str, str, str], list[float]] = {}
+    for p in pops:
+        kind = p.stat.kind if p.stat.kind != "boot" else f"boot: {p.stat.text}"
+        for shape in SHAPES:
+            own, _ = coverage(p, n, shape, sims)
+            if not math.isfinite(own):
+                continue
+            acc.setdefault((kind, shape, "own"), []).append(own)
+            for name, method in candidates(p).items():
+                c = candidate_coverage(p, method, n, shape, sims)
+                if math.isfinite(c):
+                    acc.setdefault((kind, shape, name), []).append(c)
+    return [{"kind": k, "shape": sh, "method": m, "groups": len(v), "n": n, "worst": round(min(v), 3),
+             "mean": round(float(np.mean(v)), 3), "share_ok": round(float(np.mean([c >= LEVEL_MIN for c in v])), 3)}
+            for (k, sh, m), v in sorted(acc.items())]
