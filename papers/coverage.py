@@ -3,29 +3,38 @@
 ``tests/test_interval_coverage.py`` checks each interval method on textbook shapes
 (lognormal, gamma, a share of slow runs). The lab's runs are shaped otherwise: identical
 runs (a deterministic emulator gives ties), a rare timeout or stalled run far from the
-rest, shares pinned near 0 or 100 %. Here the populations are the reference's own: every
-compared group of every claim, as its measure returns it from ``data/reference``, is a
-population (its runs, each role on its own, with equal weight), and the statistic of
-that population is the truth. Samples of ``n`` runs are drawn from it with replacement,
+rest, shares pinned near 0 or 100 %. Here the populations come from the reference's own
+groups: every compared group of every claim, as its measure returns it from
+``data/reference``, gives one population per role:
+
+* its shape is the lab's: the group's runs standardised ((log) value − mean) ÷ sd, pooled
+  over every group of the same statistic kind, so a group of five runs stands for a
+  population of hundreds of values shaped like all the lab's groups of that kind (log
+  scale where every value is positive: times, rates, RTTs; additive where zeros occur:
+  shares, loss);
+* its centre and spread are the group's (mean and sd of its (log) values); a group whose
+  runs are identical is a population of that one value;
+* pooled counts (packets in order ÷ packets) are resampled as the runs are (rows).
+
+The statistic of that population is the truth. Samples of ``n`` runs are drawn from it,
 the claim's own interval method is applied (``Stat.interval``), and the share of
-intervals holding the truth is the coverage at ``n``.
+intervals holding the truth is the coverage at ``n``. Shapes added to each population
+(``SHAPES``), so that a method is not judged only on the shapes the groups happen to have:
 
-The shapes added to each population (``SHAPES``), so that a method is not judged only on
-the five values a group happens to have:
-
-* ``as captured``: the group's runs;
-* ``ties``: two of every five runs equal to the group's median (a deterministic link
-  gives identical runs);
-* ``rare timeout``: the runs plus one run in twenty-one five times the largest (a
-  transfer that hit a retransmission timeout);
-* ``stalled run``: the runs plus one in twenty-one at a fifth of the smallest (a run
-  whose transfer stalled, for rates and shares).
+* ``lab``: as built above;
+* ``ties``: two in five values equal to the median (a deterministic link's identical runs);
+* ``rare timeout``: one value in twenty-one at five times the 95th percentile (a transfer
+  that hit a retransmission timeout);
+* ``stalled run``: one in twenty-one at a fifth of the 5th percentile (a stalled transfer,
+  for rates and shares);
+* ``near the bound``: for a statistic with a bounded range (a share in %), the population
+  shifted until its largest value is the upper bound (98.6, 97.1, ... 100 %).
 
 ``coverage_table`` gives, per statistic kind and shape, the worst and the mean coverage
-over the groups of that kind; ``planned_n`` the smallest n at which a claim's groups are
-covered at ``LEVEL_MIN`` and its expected interval is narrower than its band.
+over the groups of that kind; ``planned_n`` the smallest n at which a group is covered at
+``LEVEL_MIN`` on every shape and its expected interval can decide against its band.
 
-    python -m papers coverage --db results/lab.duckdb [--n 5] [--sims 400]
+    python -m papers coverage --db results/lab.duckdb [--n 5] [--sims 400] [--candidates]
 """
 from __future__ import annotations
 
@@ -47,31 +56,33 @@ from .registry import all_claims
 LEVEL_MIN = 0.93  # the coverage every method must keep (issue 41)
 SIMS = 400
 RESAMPLES = 500  # per interval: enough for the bootstrap's tails at this level
+POP = 420  # values per smooth population (20 per shape's one-in-21 value)
 
 
 def _ties(v: np.ndarray) -> np.ndarray:
+    if v.ndim != 1 or len(v) < 5:
+        return v
     out = np.array(v, dtype=float, copy=True)
-    if out.ndim == 1 and len(out) >= 5:
-        med = np.median(out)
-        order = np.argsort(np.abs(out - med))
-        k = max(2 * len(out) // 5, 1)
-        out[order[:k]] = med
+    med = np.median(out)
+    out[np.argsort(np.abs(out - med))[: 2 * len(out) // 5]] = med
     return out
 
 
-def _with(v: np.ndarray, factor: float, pick: Callable[[np.ndarray], float]) -> np.ndarray:
-    """The runs, each twenty times, plus one run ``factor`` × ``pick(runs)``."""
-    if v.ndim != 1:
-        return v  # pooled counts: their shape is the runs' own
-    extra = np.array([pick(v) * factor])
-    return np.concatenate([np.repeat(v, 20), extra])
+def _with(v: np.ndarray, at: Callable[[np.ndarray], float]) -> np.ndarray:
+    """The population with one value in 21 replaced by ``at(v)``."""
+    if v.ndim != 1 or len(v) < 21:
+        return v
+    out = np.array(v, dtype=float, copy=True)
+    out[:: 21] = at(v)
+    return out
 
 
-SHAPES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "as captured": lambda v: np.asarray(v, dtype=float),
-    "ties": _ties,
-    "rare timeout": lambda v: _with(np.asarray(v, dtype=float), 5.0, np.max),
-    "stalled run": lambda v: _with(np.asarray(v, dtype=float), 0.2, np.min),
+SHAPES: dict[str, Callable[[np.ndarray, tuple[float, float]], np.ndarray]] = {
+    "lab": lambda v, b: v,
+    "ties": lambda v, b: _ties(v),
+    "rare timeout": lambda v, b: _with(v, lambda x: 5.0 * np.quantile(x, 0.95)),
+    "stalled run": lambda v, b: _with(v, lambda x: 0.2 * np.quantile(x, 0.05)),
+    "near the bound": lambda v, b: v + (b[1] - v.max()) if v.ndim == 1 and math.isfinite(b[1]) else v,
 }
 
 
@@ -80,12 +91,37 @@ class Population:
     claim: str
     group: str
     stat: Stat
-    roles: dict[str, np.ndarray]
+    roles: dict[str, np.ndarray]  # role -> population values (rows for pooled counts)
+    runs: dict[str, np.ndarray]  # role -> the group's own runs
+    band: tuple[float, float] | None  # the paper's band this group is judged against (None: direction only)
 
 
-def populations(claims: list[Claim], facts: Facts) -> list[Population]:
-    """Every compared group of every computed claim with at least MIN_RUNS runs per role.
-    ``design`` statistics are exact (their interval is the value) and left out."""
+def _standardised(v: np.ndarray, log: bool) -> np.ndarray | None:
+    y = np.log(v) if log else v
+    sd = y.std(ddof=1)
+    return (y - y.mean()) / sd if len(y) >= 3 and sd > 0 else None
+
+
+def _smooth(v: np.ndarray, z: np.ndarray, log: bool, bounds: tuple[float, float]) -> np.ndarray:
+    """The group's centre and spread on the lab's pooled shape ``z``."""
+    y = np.log(v) if log else v
+    sd = y.std(ddof=1)
+    if not sd > 0:
+        return np.full(POP, float(v[0]))
+    vals = y.mean() + sd * z
+    vals = np.exp(vals) if log else vals
+    lo, hi = bounds
+    if (v >= 0).all():
+        lo = max(lo, 0.0)
+    return np.clip(vals, lo, hi)
+
+
+def _bounds(st: Stat) -> tuple[float, float]:
+    """The range of one run's value: a share's (a statistic bounded to [0, 100]) or none."""
+    return (0.0, 100.0) if st.kind == "mean" and st.bounds == (0.0, 100.0) else (-math.inf, math.inf)
+
+
+def _groups(claims: list[Claim], facts: Facts) -> list[tuple]:
     out = []
     for c in claims:
         if c.measure is None or c.not_reproducible:
@@ -99,14 +135,60 @@ def populations(claims: list[Claim], facts: Facts) -> list[Population]:
         for g in m.groups:
             roles = {k: np.asarray(v, dtype=float) for k, v in g.samples.items()}
             if roles and min(len(v) for v in roles.values()) >= MIN_RUNS:
-                out.append(Population(c.id, g.label, m.statistic, roles))
+                b = g.number.band if g.number is not None else c.band
+                out.append((c.id, g.label, m.statistic, roles, (b.low, b.high) if b is not None else None))
     return out
 
 
-def coverage(p: Population, n: int, shape: str = "as captured", sims: int = SIMS, seed: int = 0,
-             level: float = LEVEL) -> tuple[float, float]:
-    """(coverage, median interval width) of ``p``'s statistic at ``n`` runs per role."""
-    pop = {k: SHAPES[shape](v) for k, v in p.roles.items()}
+def populations(claims: list[Claim], facts: Facts) -> list[Population]:
+    """A population per role of every compared group of every computed claim with at
+    least MIN_RUNS runs per role (module doc). ``design`` statistics are exact (their
+    interval is the value) and left out."""
+    groups = _groups(claims, facts)
+    pooled: dict[tuple[str, bool], list[np.ndarray]] = {}
+    for _, _, st, roles, _ in groups:
+        for v in roles.values():
+            if v.ndim == 1:
+                log = bool((v > 0).all())
+                z = _standardised(v, log)
+                if z is not None:
+                    pooled.setdefault((st.kind, log), []).append(z)
+    rng = np.random.default_rng(2015)
+    shape = {k: rng.choice(np.concatenate(zs), POP) for k, zs in pooled.items()}
+    out = []
+    for cid, label, st, roles, band in groups:
+        pop = {}
+        for k, v in roles.items():
+            if v.ndim != 1:
+                pop[k] = v
+                continue
+            log = bool((v > 0).all())
+            z = shape.get((st.kind, log))
+            pop[k] = _smooth(v, z, log, _bounds(st)) if z is not None else v
+        out.append(Population(cid, label, st, pop, roles, band))
+    return out
+
+
+def _shaped(p: Population, shape: str) -> dict[str, np.ndarray]:
+    return {k: SHAPES[shape](v, _bounds(p.stat)) for k, v in p.roles.items()}
+
+
+def applies(p: Population, shape: str) -> bool:
+    """Whether ``shape`` changes ``p`` (pooled counts keep the runs' own shape; only a
+    bounded statistic has a bound to be near)."""
+    if shape == "lab":
+        return True
+    if all(v.ndim != 1 for v in p.roles.values()):
+        return False
+    return shape != "near the bound" or math.isfinite(_bounds(p.stat)[1])
+
+
+def coverage(p: Population, n: int, shape: str = "lab", sims: int = SIMS, seed: int = 0,
+             level: float = LEVEL, method: Callable[[dict, float], tuple[float, float]] | None = None
+             ) -> tuple[float, float]:
+    """(coverage, median interval width) of ``p``'s statistic at ``n`` runs per role, by
+    the claim's own interval method or ``method`` (a candidate: samples, level -> interval)."""
+    pop = _shaped(p, shape)
     with np.errstate(all="ignore"):
         truth = p.stat.value(pop)
     if not math.isfinite(truth):
@@ -115,7 +197,8 @@ def coverage(p: Population, n: int, shape: str = "as captured", sims: int = SIMS
     hits, widths = 0, []
     for i in range(sims):
         s = {k: v[rng.integers(0, len(v), size=n)] for k, v in pop.items()}
-        lo, hi = p.stat.interval(s, level, seed + i, RESAMPLES)
+        with np.errstate(all="ignore"):
+            lo, hi = p.stat.interval(s, level, seed + i, RESAMPLES) if method is None else method(s, level)
         if not (math.isfinite(lo) and math.isfinite(hi)):
             continue  # no interval (e.g. a ratio with a zero mean): counted as a miss
         hits += lo <= truth <= hi
@@ -130,7 +213,7 @@ def coverage_table(pops: list[Population], n: int, sims: int = SIMS) -> list[dic
     for kind in kinds:
         mine = [p for p in pops if (p.stat.kind if p.stat.kind != "boot" else f"boot: {p.stat.text}") == kind]
         for shape in SHAPES:
-            cov = [(coverage(p, n, shape, sims)[0], p) for p in mine]
+            cov = [(coverage(p, n, shape, sims)[0], p) for p in mine if applies(p, shape)]
             cov = [(c, p) for c, p in cov if math.isfinite(c)]
             if not cov:
                 continue
@@ -141,12 +224,31 @@ def coverage_table(pops: list[Population], n: int, sims: int = SIMS) -> list[dic
     return rows
 
 
-def planned_n(p: Population, band_width: float, budget: int, sims: int = SIMS) -> int | None:
-    """The smallest n (MIN_RUNS .. budget) at which ``p`` is covered at LEVEL_MIN on every
-    shape and its median interval is narrower than ``band_width``; None: not within budget."""
-    for n in range(MIN_RUNS, budget + 1):
-        results = [coverage(p, n, shape, sims) for shape in SHAPES]
-        if all(c >= LEVEL_MIN for c, _ in results) and results[0][1] < band_width:
+PLAN_NS = (5, 8, 10, 15, 20, 30, 50, 100)  # the n planned_n tries
+
+
+def decisive(p: Population, n: int, sims: int = SIMS) -> bool:
+    """Whether the expected (median) interval at ``n`` can decide against ``p``'s band:
+    narrower than a two-sided band; for a one-sided threshold, half of it narrower than
+    the distance of the group's value from the threshold."""
+    if p.band is None:
+        return True  # direction only: coverage is what counts
+    _, width = coverage(p, n, "lab", sims)
+    lo, hi = p.band
+    if math.isfinite(lo) and math.isfinite(hi):
+        return width < hi - lo
+    edge = lo if math.isfinite(lo) else hi
+    with np.errstate(all="ignore"):
+        value = p.stat.value(p.runs)
+    return math.isfinite(value) and width / 2 < abs(value - edge)
+
+
+def planned_n(p: Population, budget: int = PLAN_NS[-1], sims: int = SIMS) -> int | None:
+    """The smallest n of PLAN_NS (up to ``budget``) at which ``p`` is covered at
+    LEVEL_MIN on every shape that applies and its expected interval can decide
+    (``decisive``); None: not within the budget (the claim is undecidable here)."""
+    for n in (k for k in PLAN_NS if k <= budget):
+        if all(coverage(p, n, sh, sims)[0] >= LEVEL_MIN for sh in SHAPES if applies(p, sh)) and decisive(p, n, sims):
             return n
     return None
 
@@ -158,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sims", type=int, default=SIMS, help="samples drawn per group and shape (default: %(default)s)")
     ap.add_argument("--candidates", action="store_true",
                     help="also the candidate methods per kind and shape (papers/coverage.py: candidates)")
+    ap.add_argument("--planned", metavar="CSV", help="write each group's planned n (planned_n) to CSV")
     a = ap.parse_args(argv)
     try:
         con = duckdb.connect(a.db, read_only=True)
@@ -172,6 +275,22 @@ def main(argv: list[str] | None = None) -> int:
         flag = "" if r["worst"] >= LEVEL_MIN else "  < %.0f %%" % (100 * LEVEL_MIN)
         print(f"{r['kind'][:34]:34s} {r['shape']:13s} {r['groups']:6d} {r['worst']:6.3f} {r['mean']:6.3f}  "
               f"{r['worst_group'][:70]}{flag}")
+    if a.planned:
+        import csv
+        pops = populations(all_claims(), facts)
+        rows = []
+        for p in pops:
+            k = planned_n(p, sims=a.sims)
+            rows.append({"claim": p.claim, "group": p.group, "kind": p.stat.kind, "text": p.stat.text,
+                         "runs": min(len(v) for v in p.runs.values()),
+                         "band": "" if p.band is None else f"[{p.band[0]:g}, {p.band[1]:g}]",
+                         "planned_n": "" if k is None else k})
+        with open(a.planned, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["claim"])
+            w.writeheader()
+            w.writerows(rows)
+        over = sum(1 for r in rows if r["planned_n"] == "")
+        print(f"\nplanned n of {len(rows)} groups written to {a.planned}; {over} not within {PLAN_NS[-1]} runs")
     if a.candidates:
         pops = populations(all_claims(), facts)
         print(f"\ncandidate methods, n = {a.n}: worst and mean coverage, share of groups at >= {LEVEL_MIN:.0%}")
@@ -245,24 +364,6 @@ def candidates(p: Population) -> dict[str, Callable[[dict, float], tuple[float, 
     return {}
 
 
-def candidate_coverage(p: Population, method: Callable[[dict, float], tuple[float, float]], n: int,
-                       shape: str = "as captured", sims: int = SIMS, seed: int = 0,
-                       level: float = LEVEL) -> float:
-    pop = {k: SHAPES[shape](v) for k, v in p.roles.items()}
-    with np.errstate(all="ignore"):
-        truth = p.stat.value(pop)
-    if not math.isfinite(truth):
-        return math.nan
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for _ in range(sims):
-        s = {k: v[rng.integers(0, len(v), size=n)] for k, v in pop.items()}
-        with np.errstate(all="ignore"):
-            lo, hi = method(s, level)
-        hits += bool(lo <= truth <= hi)
-    return hits / sims
-
-
 def candidates_table(pops: list[Population], n: int, sims: int = SIMS) -> list[dict]:
     """Per statistic kind, shape and method (the findings' own, then each candidate that
     applies): groups, worst and mean coverage at ``n``, and the median width relative to
@@ -270,13 +371,13 @@ def candidates_table(pops: list[Population], n: int, sims: int = SIMS) -> list[d
     acc: dict[tuple[str, str, str], list[float]] = {}
     for p in pops:
         kind = p.stat.kind if p.stat.kind != "boot" else f"boot: {p.stat.text}"
-        for shape in SHAPES:
+        for shape in [sh for sh in SHAPES if applies(p, sh)]:
             own, _ = coverage(p, n, shape, sims)
             if not math.isfinite(own):
                 continue
             acc.setdefault((kind, shape, "own"), []).append(own)
             for name, method in candidates(p).items():
-                c = candidate_coverage(p, method, n, shape, sims)
+                c, _ = coverage(p, n, shape, sims, method=method)
                 if math.isfinite(c):
                     acc.setdefault((kind, shape, name), []).append(c)
     return [{"kind": k, "shape": sh, "method": m, "groups": len(v), "n": n, "worst": round(min(v), 3),

@@ -40,6 +40,7 @@ def pops(tmp_path_factory):
 def test_every_kind_in_use_has_populations_from_the_reference(pops):
     kinds = {p.stat.kind for p in pops}
     assert {"mean", "mean_ratio", "boot"} <= kinds and len(pops) > 50
+    assert all(len(v) >= 100 for p in pops for v in p.roles.values() if v.ndim == 1 and len(set(v)) > 1)
 
 
 def test_coverage_on_the_labs_shapes_at_the_claims_n(pops):
