@@ -210,12 +210,16 @@ def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, number: PaperNu
         eff = number.effect if number else c.effect
         lead = (f"{ours} is wider ({_fmt(hi - lo)}) than the paper's effect ({_fmt(eff)}): more runs are "
                 f"needed to decide")
+        if c.plan is not None:
+            lead = join_sentences(lead, c.plan.text(c.paper, e.n))
     elif mv == "disagree":
         lead = f"{ours} lies outside the band [{_fmt(b.low)}, {_fmt(b.high)}]"
     elif mv == AGREE:
         lead = f"magnitude agrees; direction {dv} ({ours})"
     else:
         lead = f"{ours} overlaps the band's edge [{_fmt(b.low)}, {_fmt(b.high)}]"
+        if c.plan is not None:  # whether more runs would decide, planned before the capture
+            lead = join_sentences(lead, c.plan.text(c.paper, e.n))
     return lead + (f". Likely why: {c.mismatch}" if c.mismatch and "disagree" in (mv, dv) else "")
 
 

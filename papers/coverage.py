@@ -261,6 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--candidates", action="store_true",
                     help="also the candidate methods per kind and shape (papers/coverage.py: candidates)")
     ap.add_argument("--planned", metavar="CSV", help="write each group's planned n (planned_n) to CSV")
+    ap.add_argument("--plan", metavar="PILOT",
+                    help="write papers/<paper>/planned_n.yaml (findings.plans) from this database, naming it PILOT "
+                         "(e.g. 'data/reference at <commit>')")
+    ap.add_argument("--budget", type=int, default=PLAN_NS[-1], help="most runs per group a plan may ask (default: "
+                    "%(default)s)")
     a = ap.parse_args(argv)
     try:
         con = duckdb.connect(a.db, read_only=True)
@@ -275,22 +280,35 @@ def main(argv: list[str] | None = None) -> int:
         flag = "" if r["worst"] >= LEVEL_MIN else "  < %.0f %%" % (100 * LEVEL_MIN)
         print(f"{r['kind'][:34]:34s} {r['shape']:13s} {r['groups']:6d} {r['worst']:6.3f} {r['mean']:6.3f}  "
               f"{r['worst_group'][:70]}{flag}")
-    if a.planned:
+    if a.planned or a.plan:
         import csv
+
+        from findings import plans
+
+        from . import PAPERS
         pops = populations(all_claims(), facts)
         rows = []
         for p in pops:
-            k = planned_n(p, sims=a.sims)
+            k = planned_n(p, budget=a.budget, sims=a.sims)
             rows.append({"claim": p.claim, "group": p.group, "kind": p.stat.kind, "text": p.stat.text,
                          "runs": min(len(v) for v in p.runs.values()),
                          "band": "" if p.band is None else f"[{p.band[0]:g}, {p.band[1]:g}]",
                          "planned_n": "" if k is None else k})
-        with open(a.planned, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["claim"])
-            w.writeheader()
-            w.writerows(rows)
+        if a.planned:
+            with open(a.planned, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["claim"])
+                w.writeheader()
+                w.writerows(rows)
         over = sum(1 for r in rows if r["planned_n"] == "")
-        print(f"\nplanned n of {len(rows)} groups written to {a.planned}; {over} not within {PLAN_NS[-1]} runs")
+        print(f"\nplanned n of {len(rows)} groups; {over} not within {a.budget} runs")
+        if a.plan:
+            paper_of = {c.id: c.paper for c in all_claims()}
+            by_paper: dict[str, dict[str, dict[str, int | None]]] = {}
+            for r in rows:
+                by_paper.setdefault(paper_of[r["claim"]], {}).setdefault(r["claim"], {})[r["group"]] = (
+                    None if r["planned_n"] == "" else int(r["planned_n"]))
+            for paper, ps in by_paper.items():
+                print(f"wrote {plans.write(PAPERS[paper].folder, ps, a.budget, a.plan)}")
     if a.candidates:
         pops = populations(all_claims(), facts)
         print(f"\ncandidate methods, n = {a.n}: worst and mean coverage, share of groups at >= {LEVEL_MIN:.0%}")
