@@ -371,6 +371,35 @@ def welch_log_ratio(s: dict, a: str, b: str, level: float) -> tuple[float, float
     return float(math.exp(d - half)), float(math.exp(d + half))
 
 
+def fieller_ratio(s: dict, a: str, b: str, level: float) -> tuple[float, float]:
+    """Fieller's interval for mean(a) ÷ mean(b) (independent roles, Welch-Satterthwaite
+    degrees of freedom): the ratios ρ with (m_a − ρ m_b)² ≤ t² (v_a + ρ² v_b); unbounded
+    (nan) when the denominator's mean is not clear of zero at this level."""
+    x, y = s[a], s[b]
+    ma, mb = float(x.mean()), float(y.mean())
+    va, vb = float(x.var(ddof=1)) / len(x), float(y.var(ddof=1)) / len(y)
+    se2 = va + vb
+    df = se2 ** 2 / ((va ** 2 / (len(x) - 1) if va else 0) + (vb ** 2 / (len(y) - 1) if vb else 0)) if se2 > 0 else 1e9
+    t2 = _t(1 - (1 - level) / 2, df) ** 2
+    qa = mb * mb - t2 * vb
+    if qa <= 0:
+        return math.nan, math.nan
+    disc = (ma * mb) ** 2 - qa * (ma * ma - t2 * va)
+    if disc < 0:
+        return math.nan, math.nan
+    root = math.sqrt(disc)
+    return (ma * mb - root) / qa, (ma * mb + root) / qa
+
+
+def _in_units(st: Stat, method: Callable[[dict, float], tuple[float, float]]):
+    """A candidate's raw interval in the statistic's units (a ratio's scale and shift:
+    an increase or a reduction in %), within its range."""
+    def m(s: dict, level: float) -> tuple[float, float]:
+        lo, hi = sorted(st.scale * (v + st.shift) for v in method(s, level))
+        return max(lo, st.bounds[0]), min(hi, st.bounds[1])
+    return m
+
+
 def candidates(p: Population) -> dict[str, Callable[[dict, float], tuple[float, float]]]:
     """The alternative methods that apply to ``p``'s statistic (beside its own)."""
     st = p.stat
@@ -379,6 +408,8 @@ def candidates(p: Population) -> dict[str, Callable[[dict, float], tuple[float, 
         return {"student t": lambda s, lv: student_mean(s, r[0], lv), "cox (lognormal)": lambda s, lv: cox_mean(s, r[0], lv)}
     if st.kind == "boot" and st.text == "median":
         return {"order statistics": lambda s, lv: order_median(s, r[0], lv)}
+    if st.kind == "mean_ratio":
+        return {"fieller": _in_units(st, lambda s, lv: fieller_ratio(s, r[0], r[1], lv))}
     return {}
 
 
