@@ -27,8 +27,11 @@ intervals holding the truth is the coverage at ``n``. Shapes added to each popul
   that hit a retransmission timeout);
 * ``stalled run``: one in twenty-one at a fifth of the 5th percentile (a stalled transfer,
   for rates and shares);
-* ``near the bound``: for a statistic with a bounded range (a share in %), the population
-  shifted until its largest value is the upper bound (98.6, 97.1, ... 100 %).
+* ``near the bound`` / ``near zero``: for a statistic with a bounded range (a share in %),
+  the population shifted until its largest value is the upper bound (98.6, 97.1, ...
+  100 %), or its smallest the lower one;
+* ``rare events``: for pooled counts (packets out of order ÷ packets), the events a tenth
+  as frequent (shares near 0).
 
 ``coverage_table`` gives, per statistic kind and shape, the worst and the mean coverage
 over the groups of that kind; ``planned_n`` the smallest n at which a group is covered at
@@ -83,6 +86,9 @@ SHAPES: dict[str, Callable[[np.ndarray, tuple[float, float]], np.ndarray]] = {
     "rare timeout": lambda v, b: _with(v, lambda x: 5.0 * np.quantile(x, 0.95)),
     "stalled run": lambda v, b: _with(v, lambda x: 0.2 * np.quantile(x, 0.05)),
     "near the bound": lambda v, b: v + (b[1] - v.max()) if v.ndim == 1 and math.isfinite(b[1]) else v,
+    "near zero": lambda v, b: v - (v.min() - b[0]) if v.ndim == 1 and math.isfinite(b[0]) else v,
+    # pooled counts (num, den per run): the event a tenth as frequent, a share near 0
+    "rare events": lambda v, b: np.column_stack([np.floor(v[:, 0] / 10), v[:, 1]]) if v.ndim == 2 else v,
 }
 
 
@@ -178,9 +184,14 @@ def applies(p: Population, shape: str) -> bool:
     bounded statistic has a bound to be near)."""
     if shape == "lab":
         return True
-    if all(v.ndim != 1 for v in p.roles.values()):
-        return False
-    return shape != "near the bound" or math.isfinite(_bounds(p.stat)[1])
+    pooled = all(v.ndim != 1 for v in p.roles.values())
+    if shape == "rare events" or pooled:
+        return shape == "rare events" and pooled
+    if shape == "near the bound":
+        return math.isfinite(_bounds(p.stat)[1])
+    if shape == "near zero":
+        return math.isfinite(_bounds(p.stat)[0])
+    return True
 
 
 def coverage(p: Population, n: int, shape: str = "lab", sims: int = SIMS, seed: int = 0,
