@@ -89,3 +89,49 @@ def test_no_module_reaches_code_through_sys_path():
                           capture_output=True, text=True).stdout.split()
     mine = Path(__file__).relative_to(REPO).as_posix()
     assert [h for h in hits if not h.startswith("./.venv") and not h.endswith(mine)] == []
+
+
+LIGHT_MB = 300  # issue 42: `pip install mptcp-lab` (no extras) stays under this
+HEAVY = {"snakemake", "jupyterlab", "jupyter-server", "notebook", "nbconvert", "nbclient", "ipykernel", "jupytext"}
+
+
+def _name(req: str) -> str:
+    import re
+    return re.split(r"[\s;<>=!~\[(]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _closure(root: str) -> set[str]:
+    """The distributions ``root`` needs without extras, transitively (from the installed
+    metadata: what pip resolves for `pip install mptcp-lab`)."""
+    from importlib import metadata
+    seen, todo = set(), [root]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            reqs = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        todo += [_name(r) for r in reqs if "extra ==" not in r.replace('"', "").replace("'", "")
+                 and "extra==" not in r.replace(" ", "")]
+    return seen - {root}
+
+
+def test_the_pipeline_alone_is_a_light_install():
+    """What `pip install mptcp-lab` pulls (its dependencies without extras, as installed
+    here) holds no workflow or notebook stack and fits in LIGHT_MB."""
+    from importlib import metadata
+    deps = _closure("mptcp-lab")
+    assert {"polars", "duckdb", "pyarrow"} <= deps and not deps & HEAVY, sorted(deps & HEAVY)
+    size = 0
+    for name in deps:
+        try:
+            files = metadata.distribution(name).files or []
+        except metadata.PackageNotFoundError:
+            continue
+        for f in files:
+            p = Path(f.locate())
+            size += p.stat().st_size if p.is_file() else 0
+    assert size / 1e6 <= LIGHT_MB, f"{size / 1e6:.0f} MB: " + ", ".join(sorted(deps))
