@@ -98,3 +98,24 @@ def test_null_run_id_start_time_and_paths_mean_absent(tmp_path):
     assert tables.run_identity(d, meta) == "run-null"
     row = tables.runs_row(meta, "run-null").to_dicts()[0]
     assert row["run_id"] == "run-null" and row["started_at"] is None and row["mode"] == "MP-2"
+
+
+def test_a_snap_length_that_keeps_only_the_ports_loses_those_packets_not_the_trace(tmp_path):
+    """tcpdump's old -s 68 on a capture with IPv4 and IPv6 (issue 43): the IPv6 frames
+    keep 14 bytes of TCP header (ports, no stream or flags for the decoder, as tshark),
+    the IPv4 ones their whole header. The IPv6 packets are left out and said, the IPv4
+    connection analysed (was: an internal error, the whole trace lost)."""
+    from pcapgen import write_pcap_bytes
+    from test_decoders import link_frame, mptcp_exchange
+
+    from pipeline import tables
+    v4, v6 = mptcp_exchange(1, True), mptcp_exchange(0, False, ipv6=True)
+    pkts = sorted(v4 + v6, key=lambda p: float(p.time))
+    frames = [(float(p.time), link_frame(p, "ether"), None) for p in pkts]
+    pcap = write_pcap_bytes(tmp_path / "server.pcap", frames, 1, snaplen=68)
+    t, problems = tables.analyze_trace(pcap, "r", "server")
+    said = [p["reason"] for p in problems if "kept only the TCP ports" in p["reason"]]
+    assert len(said) == 1 and f"of {len(v6)} of {len(pkts)} packets" in said[0], [p["reason"] for p in problems]
+    assert not any("internal error" in p["reason"] for p in problems)
+    sub = t["subflows"]
+    assert sub.height > 0 and set(sub["client_addr"].to_list()) <= {"10.1.0.2", "10.2.0.2"}
