@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import stat
 import sys
@@ -296,7 +297,13 @@ def _check_tables_are_ours(con: duckdb.DuckDBPyConnection, name: str) -> None:
 def _writer_lock(db: Path, wait_s: float = LOCK_WAIT_S):
     """Exclusive lock for writers of ``db`` (a lock file beside it, never removed)."""
     lock = db.with_name(f".{db.name}.lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:  # never through a link: the lock file is truncated and written below
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        what = ("a symbolic link" if lock.is_symlink() else "a folder" if lock.is_dir()
+                else (e.strerror or str(e)).lower())
+        raise StoreError(f"{db}: its lock file {lock.name} is {what}, not a lock file of ours: remove it (or choose "
+                         "another --db); nothing written") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -320,8 +327,15 @@ def _writer_lock(db: Path, wait_s: float = LOCK_WAIT_S):
         os.close(fd)  # releases the lock
 
 
+# what ``_new_temp`` names (and DuckDB's log beside it): ``.<db>.<pid>-<8 hex>.tmp[.wal]``
+_TEMP = re.compile(r"\.\d+-[0-9a-f]{8}\.tmp(\.wal)?")
+
+
 def _temp_names(db: Path) -> list[Path]:
-    return sorted(db.parent.glob(f".{db.name}.*.tmp")) + sorted(db.parent.glob(f".{db.name}.*.tmp.wal"))
+    """Our temporary copies of ``db``: files named exactly as ``_new_temp`` names them (a
+    user's ``.lab.duckdb.backup.tmp``, a folder or a link of such a name is not ours)."""
+    return [f for f in sorted(db.parent.glob(f".{db.name}.*.tmp*"))
+            if _TEMP.fullmatch(f.name[len(db.name) + 1:]) and f.is_file() and not f.is_symlink()]
 
 
 def _temp_pid(tmp: Path, db: Path) -> int | None:

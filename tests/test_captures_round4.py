@@ -119,3 +119,41 @@ def test_a_snap_length_that_keeps_only_the_ports_loses_those_packets_not_the_tra
     assert not any("internal error" in p["reason"] for p in problems)
     sub = t["subflows"]
     assert sub.height > 0 and set(sub["client_addr"].to_list()) <= {"10.1.0.2", "10.2.0.2"}
+
+
+def _analyze(db, *extra: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "mp2-iperf3-up"
+    return subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", str(sample), "--db", str(db), *extra],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_lock_path_that_is_a_link_or_a_folder_is_refused_untouched(tmp_path):
+    """The writer lock beside --db is never followed through a link (its target would be
+    truncated) and a folder of that name is named, not a traceback (issue 43)."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("my notes")
+    db = tmp_path / "lab.duckdb"
+    (tmp_path / ".lab.duckdb.lock").symlink_to(precious)
+    r = _analyze(db)
+    assert r.returncode == 2 and "is a symbolic link" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert precious.read_text() == "my notes" and not db.exists()
+    (tmp_path / ".lab.duckdb.lock").unlink()
+    (tmp_path / ".lab.duckdb.lock").mkdir()
+    r = _analyze(db)
+    assert r.returncode == 2 and "is a folder" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
+def test_files_that_merely_look_like_our_temporaries_are_kept(tmp_path):
+    """A user's `.lab.duckdb.backup.tmp` and a folder `.lab.duckdb.old.tmp` beside --db
+    are not a killed writer's copies: kept, no traceback (issue 43)."""
+    db = tmp_path / "lab.duckdb"
+    backup = tmp_path / ".lab.duckdb.backup.tmp"
+    backup.write_text("my backup")
+    (tmp_path / ".lab.duckdb.old.tmp").mkdir()
+    for _ in range(2):  # the second call writes under the lock into an existing database
+        r = _analyze(db)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert backup.read_text() == "my backup" and (tmp_path / ".lab.duckdb.old.tmp").is_dir()
