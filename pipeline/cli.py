@@ -294,10 +294,14 @@ def cmd_load(a: argparse.Namespace) -> int:
         if missing:
             print(f"error: not a folder of tables: {', '.join(missing[:3])}", file=sys.stderr)
             return 2
-        store.load_table_dirs(a.dirs, a.db)
+        loaded = store.load_table_dirs(a.dirs, a.db)
     except store.StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if loaded is None:
+        state = "left untouched" if Path(a.db).exists() else "not created"
+        print(f"nothing usable in {len(a.dirs)} folder(s): no run's tables; {a.db} {state}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -435,7 +439,9 @@ def build_parser(extra: Callable[[argparse._SubParsersAction], None] | None = No
 
     p = sub.add_parser("load", help="Parquet table folders -> the DuckDB store",
                        description="Add the runs in per-run Parquet table folders to the DuckDB store: each run "
-                                   "replaces its own rows, other runs and tables stay (see 'analyze --help').")
+                                   "replaces its own rows, other runs and tables stay (see 'analyze --help').",
+                       epilog="Exit status: 0; 1 when no folder holds a run's tables (the database is then left "
+                              "untouched, or not created); 2 when --db is refused or a TABLE_DIR is no folder.")
     p.add_argument("dirs", nargs="+", metavar="TABLE_DIR")
     p.add_argument("--db", required=True, help="DuckDB file to add the runs to (created if missing)")
     p.set_defaults(func=cmd_load)

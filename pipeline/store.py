@@ -683,10 +683,10 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike, say=_stderr) -> Path:
+def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike, say=_stderr) -> Path | None:
     """Per-run Parquet folders into the store: each run found in them replaces its
-    own rows; the runs already in ``db`` stay. Without any rows to add an existing
-    ``db`` is left untouched (a missing one is created with every table, empty)."""
+    own rows; the runs already in ``db`` stay. Without any run to add, ``db`` is left
+    as it is (untouched, or not created) and None returned: nothing usable was given."""
     check_db_target(db)
     parts: list[tuple[str, dict[str, pl.DataFrame]]] = []
     for d in dirs:
@@ -706,6 +706,6 @@ def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike, say=_s
                             if "run_id" in t[n].columns else t[n] for i, (_, t) in enumerate(parts)])
               if parts else schema.empty(n) for n in schema.TABLES}
     keys = Keys(runs=run_ids(merged))
-    if not keys and Path(db).exists():
-        return Path(db)
+    if not keys:
+        return None
     return upsert(merged, db, keys)

@@ -157,3 +157,23 @@ def test_files_that_merely_look_like_our_temporaries_are_kept(tmp_path):
         r = _analyze(db)
         assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert backup.read_text() == "my backup" and (tmp_path / ".lab.duckdb.old.tmp").is_dir()
+
+
+def test_load_of_nothing_usable_exits_1_and_makes_no_database(tmp_path):
+    """`load` of folders without a run's tables (issue 43: exited 0 with an empty
+    database) says so, exits 1, creates nothing and leaves an existing database alone."""
+    import subprocess
+    import sys
+    empty, bad = tmp_path / "empty", tmp_path / "bad"
+    empty.mkdir(), bad.mkdir()
+    (bad / "runs.parquet").write_bytes(b"not parquet at all")
+    db = tmp_path / "lab.duckdb"
+    r = subprocess.run([sys.executable, "-m", "pipeline", "load", str(empty), str(bad), "--db", str(db)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "nothing usable in 2 folder(s)" in r.stderr and "not created" in r.stderr, r.stderr
+    assert not db.exists()
+    assert _analyze(db).returncode == 0
+    before = db.stat().st_mtime_ns, db.stat().st_size
+    r = subprocess.run([sys.executable, "-m", "pipeline", "load", str(empty), "--db", str(db)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "left untouched" in r.stderr and (db.stat().st_mtime_ns, db.stat().st_size) == before
