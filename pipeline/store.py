@@ -281,6 +281,9 @@ def _check_tables_are_ours(con: duckdb.DuckDBPyConnection, name: str) -> None:
                              "choose another --db")
         if t not in schema.TABLES:
             continue  # someone else's table: kept as it is
+        if kinds[t] == "VIEW":  # rows are written into our tables: a view cannot take them
+            raise StoreError(f"{name}: holds a view {t!r} of its own where the lab keeps a table of that name; "
+                             "rename or drop it, or choose another --db")
         names = [c for c, _ in cols]
         unknown = [c for c in names if c not in schema.TABLES[t]]
         if "run_id" not in names or unknown:

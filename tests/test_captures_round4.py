@@ -177,3 +177,19 @@ def test_load_of_nothing_usable_exits_1_and_makes_no_database(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pipeline", "load", str(empty), "--db", str(db)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "left untouched" in r.stderr and (db.stat().st_mtime_ns, db.stat().st_size) == before
+
+
+def test_a_users_view_named_like_a_lab_table_is_refused_by_name(tmp_path):
+    """A view of the user's called `problems` in --db (issue 43: a BinderException)."""
+    import duckdb
+    db = tmp_path / "lab.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE notes (run_id VARCHAR, reason VARCHAR)")
+    con.execute("CREATE VIEW problems AS SELECT * FROM notes")
+    con.close()
+    r = _analyze(db)
+    assert r.returncode == 2 and "holds a view 'problems'" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'problems'").fetchone() \
+        == ("VIEW",)
+    con.close()
