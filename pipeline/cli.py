@@ -132,6 +132,12 @@ def _plan(inputs: list[str], pair: bool = True) -> tuple[list[Path | Pair], list
     keep, seen = [], set()
     notes = [f"{len(blank)} empty argument(s) (an unset shell variable?) skipped: not a path"] if blank else []
     for p in paths:
+        try:  # the store keys rows by these names, as UTF-8 text
+            str(p).encode("utf-8")
+        except UnicodeEncodeError:
+            shown = str(p).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            notes.append(f"{shown}: the name is not UTF-8 text, which the store keeps names as; skipped (rename it)")
+            continue
         key = _real(p)
         if key in seen:
             notes.append(f"{p}: given twice; analysed once")
@@ -496,6 +502,9 @@ def main(argv: list[str] | None = None,
          extra: Callable[[argparse._SubParsersAction], None] | None = None) -> int:
     """Run one command; ``extra`` as in ``build_parser``."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 is printed, not a traceback
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     if argv[:1] == ["compare"] and extra is None:
         print("error: compare reads the findings' statistics, a layer above the pipeline: run it as "
               "mptcp-lab compare (or python -m report.cli compare)", file=sys.stderr)

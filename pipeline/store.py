@@ -87,6 +87,11 @@ def check_tables_target(out_dir: str | os.PathLike) -> Path:
     out = Path(out_dir)
     if not str(out_dir).strip():
         raise StoreError("--out: empty path")
+    try:  # Parquet files are written through paths as UTF-8 text
+        str(out_dir).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = str(out_dir).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise StoreError(f"--out {shown}: the name is not UTF-8 text; rename it") from None
     if out.is_symlink():
         if not out.exists():
             raise StoreError(f"{out}: a symbolic link to nothing ({os.readlink(out)}); refusing to write through it")
@@ -184,6 +189,26 @@ def _existing_dir(p: Path) -> Path:
     return Path("/")
 
 
+# the longest name beside --db the lab writes: ``.<db>.<pid>-<8 hex>.tmp.wal``
+_BESIDE = len(".." + "4194304-01234567.tmp.wal")
+NAME_MAX = 255
+
+
+def _check_name(name: str, what: str) -> None:
+    """``StoreError`` for a name DuckDB or the file system cannot take: bytes that are not
+    UTF-8 (DuckDB opens paths as UTF-8), or a file name too long for the lock file and
+    the temporary copies the lab writes beside it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise StoreError(f"{what} {shown}: the name is not UTF-8 text, which DuckDB cannot open; rename it") from None
+    base = Path(name).name.encode()
+    if len(base) + _BESIDE > NAME_MAX:
+        raise StoreError(f"{what} {name[:60]}...: a file name of {len(base)} bytes; the lab writes its lock file and "
+                         f"temporary copies beside it, so at most {NAME_MAX - _BESIDE} bytes")
+
+
 def check_db_target(db: str | os.PathLike) -> Path:
     """The real path to write, or ``StoreError`` saying why ``db`` cannot be our store.
 
@@ -192,6 +217,7 @@ def check_db_target(db: str | os.PathLike) -> Path:
     name = str(db)
     if not name.strip():
         raise StoreError("--db: empty path")
+    _check_name(name, "--db")
     p = Path(name)
     try:
         st = os.stat(p)

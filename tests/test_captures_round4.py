@@ -193,3 +193,33 @@ def test_a_users_view_named_like_a_lab_table_is_refused_by_name(tmp_path):
     assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'problems'").fetchone() \
         == ("VIEW",)
     con.close()
+
+
+def test_names_duckdb_cannot_take_are_refused_in_one_line(tmp_path):
+    """Non-UTF-8 --db, --out and run-folder names, and a --db name too long for the lock
+    file beside it (issue 43: tracebacks)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "mp2-iperf3-up"
+    odd = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/run-\xff"))
+    shutil.copytree(sample, odd)
+
+    def pipeline(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, timeout=300)
+
+    r = pipeline("analyze", "-q", str(odd), "--db", str(tmp_path / "lab.duckdb"))
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 1 and "not UTF-8" in err and "Traceback" not in err, err[-2000:]
+    r = pipeline("analyze", "-q", str(sample), "--db", os.fsdecode(os.fsencode(str(tmp_path)) + b"/lab-\xff.duckdb"))
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2 and "not UTF-8" in err and len(err.strip().splitlines()) == 1, err[-2000:]
+    r = pipeline("tables", str(sample), "--out", os.fsdecode(os.fsencode(str(tmp_path)) + b"/t-\xff"))
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2 and "not UTF-8" in err and "Traceback" not in err, err[-2000:]
+    r = pipeline("analyze", "-q", str(sample), "--db", str(tmp_path / ("x" * 240 + ".duckdb")))
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2 and "bytes" in err and len(err.strip().splitlines()) == 1, err[-2000:]
+    assert not list(tmp_path.glob("*.duckdb*")) and not list(tmp_path.glob(".x*"))
