@@ -328,9 +328,10 @@ def _writer_lock(db: Path, wait_s: float = LOCK_WAIT_S):
     lock = db.with_name(f".{db.name}.lock")
     try:  # never through a link: the lock file is truncated and written below
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as e:
-        what = ("a symbolic link" if lock.is_symlink() else "a folder" if lock.is_dir()
-                else (e.strerror or str(e)).lower())
+    except OSError:
+        what = "a symbolic link" if lock.is_symlink() else "a folder" if lock.is_dir() else None
+        if what is None:
+            raise  # the file system's fault (read-only, full): said by upsert
         raise StoreError(f"{db}: its lock file {lock.name} is {what}, not a lock file of ours: remove it (or choose "
                          "another --db); nothing written") from None
     try:
@@ -664,34 +665,55 @@ def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,
     """
     try:
         real = check_db_target(db)
-        real.parent.mkdir(parents=True, exist_ok=True)
-        with _writer_lock(real):
-            _clean_stale_temps(real)
-            real = check_db_target(db)  # another writer may have made it meanwhile
-            ready = prepared.take(real) if prepared else None
-            tmp, con = ready if ready else (_new_temp(real), None)
-            new = not real.exists()  # a new database has no rows to replace
-            try:
-                if con is None:
-                    con = _open_copy(real, tmp)
-                try:
-                    # No transaction: a failed write leaves only the temporary file, removed below.
-                    if not new:
-                        tables, keys = _keep_loose_pcaps_apart(con, tables, keys)
-                        _delete(con, keys)
-                    insert(con, tables)
-                    con.execute("CHECKPOINT")
-                finally:
-                    con.close()
-                _fsync(tmp)
-                os.replace(tmp, real)
-                _fsync(real.parent)
-            except BaseException:
-                _remove_temp(tmp)
+        try:
+            real = _upsert_locked(real, db, tables, keys, prepared)
+        except OSError as e:  # a full or read-only file system, a folder made read-only meanwhile...
+            raise StoreError(f"{db}: cannot write ({(e.strerror or str(e)).lower()}); nothing written, the "
+                             "database is as it was") from None
+        except _duckdb().Error as e:
+            if not any(w in str(e) for w in _FS_FAULTS):
                 raise
+            raise StoreError(f"{db}: cannot write ({str(e).strip().splitlines()[0][:200]}); nothing written, the "
+                             "database is as it was") from None
     finally:
         if prepared:
             prepared.discard()
+    return real
+
+
+# what DuckDB says when the file system, not the data, stops a write
+_FS_FAULTS = ("No space left on device", "Read-only file system", "Permission denied", "Disk quota exceeded",
+              "Could not write file", "Could not open file")
+
+
+def _upsert_locked(real: Path, db: str | os.PathLike, tables: dict[str, pl.DataFrame], keys: Keys,
+                   prepared: Prepared | None) -> Path:
+    """``upsert``'s write, under the writer lock, through a temporary copy."""
+    real.parent.mkdir(parents=True, exist_ok=True)
+    with _writer_lock(real):
+        _clean_stale_temps(real)
+        real = check_db_target(db)  # another writer may have made it meanwhile
+        ready = prepared.take(real) if prepared else None
+        tmp, con = ready if ready else (_new_temp(real), None)
+        new = not real.exists()  # a new database has no rows to replace
+        try:
+            if con is None:
+                con = _open_copy(real, tmp)
+            try:
+                # No transaction: a failed write leaves only the temporary file, removed below.
+                if not new:
+                    tables, keys = _keep_loose_pcaps_apart(con, tables, keys)
+                    _delete(con, keys)
+                insert(con, tables)
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+            _fsync(tmp)
+            os.replace(tmp, real)
+            _fsync(real.parent)
+        except BaseException:
+            _remove_temp(tmp)
+            raise
     return real
 
 

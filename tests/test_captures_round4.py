@@ -223,3 +223,44 @@ def test_names_duckdb_cannot_take_are_refused_in_one_line(tmp_path):
     err = r.stderr.decode("utf-8", "replace")
     assert r.returncode == 2 and "bytes" in err and len(err.strip().splitlines()) == 1, err[-2000:]
     assert not list(tmp_path.glob("*.duckdb*")) and not list(tmp_path.glob(".x*"))
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 400-kB tmpfs (root only): too small for a lab database."""
+    import os
+    import subprocess
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    d = tmp_path / "small"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(d)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)])
+
+
+def test_a_full_or_read_only_file_system_is_said_in_one_line(small_fs, tmp_path):
+    """No space left, or a file system made read-only under an existing database (issue
+    43: a 17-line FatalException, an OSError with exit 1): exit 2, one line, the database
+    as it was."""
+    import subprocess
+    db = small_fs / "lab.duckdb"
+    r = _analyze(db)
+    assert r.returncode == 2 and "cannot write" in r.stderr and "nothing written" in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr[-2000:]
+    assert not db.exists() and not [f for f in small_fs.iterdir() if f.name.endswith(".tmp")]
+    ok = tmp_path / "ro"
+    ok.mkdir()
+    assert _analyze(ok / "lab.duckdb").returncode == 0
+    before = (ok / "lab.duckdb").read_bytes()
+    subprocess.run(["mount", "--bind", str(ok), str(ok)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(ok)], check=True)
+        r = _analyze(ok / "lab.duckdb")
+        assert r.returncode == 2 and "Traceback" not in r.stderr and "read-only" in r.stderr, r.stderr[-2000:]
+    finally:
+        subprocess.run(["umount", "-l", str(ok)])
+    assert (ok / "lab.duckdb").read_bytes() == before
