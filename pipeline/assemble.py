@@ -44,8 +44,10 @@ def which_vantage(sf: pl.DataFrame, vantage: str | None, pcap) -> tuple[str | No
     inferred = flows.vantage_from_handshakes(sf)
     v = vantage or vantage_from_name(pcap) or inferred
     if v is None:
-        return v, ["cannot tell whether this is the client's or the server's capture (no complete handshake; name "
-                   "it client*/server* or pass --vantage); vantage-specific metrics left empty"]
+        why = ("its handshakes' timing points both ways equally" if flows.complete_handshakes(sf).height
+               else "no complete handshake")
+        return v, [f"cannot tell whether this is the client's or the server's capture ({why}; name it "
+                   "client*/server* or pass --vantage); vantage-specific metrics left empty"]
     if inferred is not None and inferred != v:
         return v, [f"treated as the {v}'s capture, but handshake timing suggests the {inferred}'s"]
     return v, []

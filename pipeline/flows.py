@@ -688,11 +688,22 @@ def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:
 
     At the SYN's sender the SYN -> SYN/ACK gap is a round trip and SYN/ACK -> third
     ACK is immediate; at its receiver it is the other way round. The SYN's sender is
-    the client unless the stream is ``reversed``. Majority over subflows.
+    the client unless the stream is ``reversed``. Majority over subflows; a tie (half the
+    handshakes each way, e.g. a busy server whose ACKs wait as long as the round trip) is
+    broken by the summed margins (seconds of round trip each way), and stays None only
+    when those cancel too (``handshakes_complete`` tells that case from no handshake).
     """
-    t = sf.filter(pl.col("t_syn").is_not_null(), pl.col("t_synack").is_not_null(), pl.col("t_ack3").is_not_null())
+    t = complete_handshakes(sf)
     if t.height == 0:
         return None
-    at_syn_sender = (t["t_synack"] - t["t_syn"]) > (t["t_ack3"] - t["t_synack"])
-    votes = (at_syn_sender ^ t["reversed"]).cast(pl.Int32)
-    return "client" if votes.sum() * 2 > t.height else "server" if votes.sum() * 2 < t.height else None
+    margin = (t["t_synack"] - t["t_syn"]) - (t["t_ack3"] - t["t_synack"])  # > 0: at the SYN's sender
+    votes = ((margin > 0) ^ t["reversed"]).cast(pl.Int32)
+    if votes.sum() * 2 != t.height:
+        return "client" if votes.sum() * 2 > t.height else "server"
+    total = (margin * pl.Series([-1.0 if r else 1.0 for r in t["reversed"].to_list()])).sum()
+    return "client" if total > 0 else "server" if total < 0 else None
+
+
+def complete_handshakes(sf: pl.DataFrame) -> pl.DataFrame:
+    """The subflows whose SYN, SYN/ACK and third ACK the capture holds."""
+    return sf.filter(pl.col("t_syn").is_not_null(), pl.col("t_synack").is_not_null(), pl.col("t_ack3").is_not_null())

@@ -264,3 +264,21 @@ def test_a_full_or_read_only_file_system_is_said_in_one_line(small_fs, tmp_path)
     finally:
         subprocess.run(["umount", "-l", str(ok)])
     assert (ok / "lab.duckdb").read_bytes() == before
+
+
+def test_a_tie_of_handshake_votes_is_broken_by_their_margins():
+    """Half the handshakes each way (issue 43: a 280k-packet server capture reported "no
+    complete handshake"): the summed round-trip margins decide; equal margins leave it
+    open, said as such."""
+    from pipeline import assemble, flows
+    sf = pl.DataFrame({"t_syn": [0.0, 10.0], "t_synack": [0.050, 10.002], "t_ack3": [0.051, 10.005],
+                       "reversed": [False, False]})
+    assert flows.vantage_from_handshakes(sf) == "client"  # +49 ms against -1 ms
+    server = sf.with_columns(t_synack=pl.Series([0.001, 10.002]), t_ack3=pl.Series([0.041, 10.003]))
+    assert flows.vantage_from_handshakes(server) == "server"  # -39 ms against +1 ms
+    even = sf.with_columns(t_synack=pl.Series([0.010, 10.020]), t_ack3=pl.Series([0.030, 10.030]))
+    assert flows.vantage_from_handshakes(even) is None  # -10 ms and +10 ms
+    v, notes = assemble.which_vantage(even, None, "trace.pcap")
+    assert v is None and "timing points both ways equally" in notes[0]
+    v, notes = assemble.which_vantage(even.with_columns(t_ack3=pl.lit(None, pl.Float64)), None, "trace.pcap")
+    assert v is None and "no complete handshake" in notes[0]
