@@ -701,7 +701,8 @@ def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:
     if votes.sum() * 2 != t.height:
         return "client" if votes.sum() * 2 > t.height else "server"
     total = (margin * pl.Series([-1.0 if r else 1.0 for r in t["reversed"].to_list()])).sum()
-    return "client" if total > 0 else "server" if total < 0 else None
+    # within a capture's microsecond resolution the margins cancel: no side
+    return "client" if total > 1e-6 else "server" if total < -1e-6 else None
 
 
 def complete_handshakes(sf: pl.DataFrame) -> pl.DataFrame:
