@@ -93,7 +93,8 @@ def _ports_only(c: Checked) -> None:
     -s 68 on IPv6, -s 40 on IPv4): the decoder, as tshark, gives them no stream and no
     sequence numbers, so no metric can place them. Left out, and said."""
     p = c.packets
-    cols = [col for col in ("stream", "seq", "tcp_flags") if col in p.columns]
+    # (a header whose data offset is below 20 bytes lacks flags and ACK, not these: kept)
+    cols = [col for col in ("stream", "seq") if col in p.columns]
     if not cols:
         return
     blind = pl.any_horizontal(pl.col(col).is_null() for col in cols)
