@@ -7,12 +7,13 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from typing import NamedTuple
 from pathlib import Path
 
 import polars as pl
 
 from . import extract, labels, schema, store, tables
-from .assemble import canonical_addr, problem
+from .assemble import canonical_addr, problem, vantage_from_name
 from .inputs import run_pcaps
 
 EPILOG = """\
@@ -80,10 +81,46 @@ def _real(p: Path) -> str:
     return os.path.realpath(p)
 
 
-def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
+class Pair(NamedTuple):
+    """A client's and a server's pcap of one folder given alone: analysed together as
+    that folder's run (one-way delay matched across them), as a run folder is."""
+
+    client: Path
+    server: Path
+
+    def __str__(self) -> str:
+        return f"{self.client} + {self.server.name}"
+
+    def is_dir(self) -> bool:  # a run's facts, as a folder's (_facts_once)
+        return True
+
+
+def _pairs(paths: list[Path]) -> list[Path | Pair]:
+    """``paths`` with each folder's one client-named and one server-named pcap (when the
+    call names exactly one of each there) joined into a ``Pair`` at the first's place."""
+    ends: dict[Path, dict[str, list[Path]]] = {}
+    for p in paths:
+        v = vantage_from_name(p) if not p.is_dir() else None
+        if v:
+            ends.setdefault(p.parent, {}).setdefault(v, []).append(p)
+    pairs = {f: Pair(e["client"][0], e["server"][0]) for f, e in ends.items()
+             if len(e.get("client", ())) == 1 and len(e.get("server", ())) == 1}
+    out: list[Path | Pair] = []
+    for p in paths:
+        pr = pairs.get(p.parent) if not p.is_dir() else None
+        if pr is None or p not in pr:
+            out.append(p)
+        elif p == min(pr, key=paths.index):
+            out.append(pr)
+    return out
+
+
+def _plan(inputs: list[str], pair: bool = True) -> tuple[list[Path | Pair], list[str]]:
     """The inputs to analyse, each file once: a pcap that a run folder given in the same
-    call analyses, or a path given twice, is dropped with a note. Paths become absolute:
-    they key the store's rows, whatever folder a later call is made from."""
+    call analyses, or a path given twice, is dropped with a note; a folder's client and
+    server pcaps given alone make a ``Pair`` (unless ``pair`` is false: --vantage names
+    every pcap's end). Paths become absolute: they key the store's rows, whatever folder
+    a later call is made from."""
     # an empty argument (an unset shell variable: `analyze "$RUN"`) is no path, not "."
     blank = [i for i in inputs if not i.strip()]
     paths = [Path(os.path.abspath(i)) for i in inputs if i.strip()]
@@ -95,6 +132,12 @@ def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
     keep, seen = [], set()
     notes = [f"{len(blank)} empty argument(s) (an unset shell variable?) skipped: not a path"] if blank else []
     for p in paths:
+        try:  # the store keys rows by these names, as UTF-8 text
+            str(p).encode("utf-8")
+        except UnicodeEncodeError:
+            shown = str(p).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            notes.append(f"{shown}: the name is not UTF-8 text, which the store keeps names as; skipped (rename it)")
+            continue
         key = _real(p)
         if key in seen:
             notes.append(f"{p}: given twice; analysed once")
@@ -104,14 +147,17 @@ def _plan(inputs: list[str]) -> tuple[list[Path], list[str]]:
             notes.append(f"{p}: part of run folder {covered[key]}, analysed there")
             continue
         keep.append(p)
-    return keep, notes
+    return (_pairs(keep) if pair else keep), notes
 
 
-def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder: str,
+def _analyze_safely(item: Path | Pair, vantage: str | None, pm: dict[str, str], decoder: str,
                     decoded=None, given: labels.Labels | None = None) -> tuple[dict, store.Keys]:
     """An input's tables and the store keys they replace; never raises on bad input
     (``extract.DecoderUnavailable``: the machine's problem, not the input's)."""
     try:
+        if isinstance(item, Pair):
+            t = tables.analyze_run(item.client.parent, pm, decoder, decoded, given, pcaps=list(item))
+            return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
         if item.is_dir():
             t = tables.analyze_run(item, pm, decoder, decoded, given)
             return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
@@ -120,10 +166,11 @@ def _analyze_safely(item: Path, vantage: str | None, pm: dict[str, str], decoder
     except extract.DecoderUnavailable:
         raise
     except Exception as e:  # a defect of ours: say so, keep the other inputs
-        run_id = item.stem
+        one = item.client if isinstance(item, Pair) else item
+        run_id = one.parent.resolve().name if isinstance(item, Pair) else one.stem
         reason = f"internal error while analysing it ({type(e).__name__}: {e}); please report this with the file"
-        t = tables.complete({"problems": tables.problems_table([problem(run_id, str(item), "metrics", reason)])})
-        return t, store.Keys(traces={(run_id, str(item))})
+        t = tables.complete({"problems": tables.problems_table([problem(run_id, str(one), "metrics", reason)])})
+        return t, store.Keys(traces={(run_id, str(one))})
 
 
 def _labels(a: argparse.Namespace) -> labels.Labels | None:
@@ -162,7 +209,7 @@ def cmd_analyze(a: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     pm = _path_map(a.path)
-    inputs, notes = _plan(a.inputs)
+    inputs, notes = _plan(a.inputs, pair=a.vantage is None)
     for n in notes:
         print(n, file=sys.stderr)
     # The database's copy (DuckDB import, schema, views) is made while we analyse, from
@@ -253,10 +300,14 @@ def cmd_load(a: argparse.Namespace) -> int:
         if missing:
             print(f"error: not a folder of tables: {', '.join(missing[:3])}", file=sys.stderr)
             return 2
-        store.load_table_dirs(a.dirs, a.db)
+        loaded = store.load_table_dirs(a.dirs, a.db)
     except store.StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if loaded is None:
+        state = "left untouched" if Path(a.db).exists() else "not created"
+        print(f"nothing usable in {len(a.dirs)} folder(s): no run's tables; {a.db} {state}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -394,7 +445,9 @@ def build_parser(extra: Callable[[argparse._SubParsersAction], None] | None = No
 
     p = sub.add_parser("load", help="Parquet table folders -> the DuckDB store",
                        description="Add the runs in per-run Parquet table folders to the DuckDB store: each run "
-                                   "replaces its own rows, other runs and tables stay (see 'analyze --help').")
+                                   "replaces its own rows, other runs and tables stay (see 'analyze --help').",
+                       epilog="Exit status: 0; 1 when no folder holds a run's tables (the database is then left "
+                              "untouched, or not created); 2 when --db is refused or a TABLE_DIR is no folder.")
     p.add_argument("dirs", nargs="+", metavar="TABLE_DIR")
     p.add_argument("--db", required=True, help="DuckDB file to add the runs to (created if missing)")
     p.set_defaults(func=cmd_load)
@@ -449,6 +502,9 @@ def main(argv: list[str] | None = None,
          extra: Callable[[argparse._SubParsersAction], None] | None = None) -> int:
     """Run one command; ``extra`` as in ``build_parser``."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 is printed, not a traceback
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     if argv[:1] == ["compare"] and extra is None:
         print("error: compare reads the findings' statistics, a layer above the pipeline: run it as "
               "mptcp-lab compare (or python -m report.cli compare)", file=sys.stderr)

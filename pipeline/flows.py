@@ -681,18 +681,3 @@ def one_way_notes(sf: pl.DataFrame, carries_data: pl.Series) -> list[str]:
     packet coming back is. ``carries_data``: the streams with payload."""
     one_way = sf.filter(pl.col("n_senders") == 1, pl.col("stream").is_in(carries_data.unique().implode()))
     return [f"subflow {s}: only one direction was captured" for s in one_way["stream"].to_list()]
-
-
-def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:
-    """Client or server capture, from handshake timing.
-
-    At the SYN's sender the SYN -> SYN/ACK gap is a round trip and SYN/ACK -> third
-    ACK is immediate; at its receiver it is the other way round. The SYN's sender is
-    the client unless the stream is ``reversed``. Majority over subflows.
-    """
-    t = sf.filter(pl.col("t_syn").is_not_null(), pl.col("t_synack").is_not_null(), pl.col("t_ack3").is_not_null())
-    if t.height == 0:
-        return None
-    at_syn_sender = (t["t_synack"] - t["t_syn"]) > (t["t_ack3"] - t["t_synack"])
-    votes = (at_syn_sender ^ t["reversed"]).cast(pl.Int32)
-    return "client" if votes.sum() * 2 > t.height else "server" if votes.sum() * 2 < t.height else None

@@ -44,6 +44,7 @@ class Checked:
 
 def check(packets: pl.DataFrame, now_s: float | None = None) -> Checked:
     out = Checked(packets)
+    _ports_only(out)
     _drop_duplicates(out)
     _snap_length(out)
     _timestamps(out, time.time() if now_s is None else now_s)
@@ -85,6 +86,27 @@ def _drop_duplicates(c: Checked) -> None:
         c.packets = p.filter(~pl.col("frame").is_in(dropped.implode()))
         c.notes.append(f"{n} exact duplicate packets (same time, headers and checksum, e.g. a capture merged "
                        "with itself) dropped before the metrics")
+
+
+def _ports_only(c: Checked) -> None:
+    """Packets whose snap length kept the TCP ports and nothing after them (tcpdump's old
+    -s 68 on IPv6, -s 40 on IPv4): the decoder, as tshark, gives them no stream and no
+    sequence numbers, so no metric can place them. Left out, and said."""
+    p = c.packets
+    # (a header whose data offset is below 20 bytes lacks flags and ACK, not these: kept)
+    cols = [col for col in ("stream", "seq") if col in p.columns]
+    if not cols:
+        return
+    blind = pl.any_horizontal(pl.col(col).is_null() for col in cols)
+    n = p.select(blind.sum()).item()
+    if not n:
+        return
+    least = p.filter(blind)["cap_bytes"].min() if "cap_bytes" in p.columns else None
+    c.packets = p.filter(~blind)
+    c.notes.append(f"the snap length kept only the TCP ports of {n} of {p.height} packets"
+                   + (f" ({least} bytes captured)" if least is not None else "")
+                   + ": no sequence numbers, so they are left out of every metric; capture with a larger snap "
+                   "length (tcpdump -s 256)")
 
 
 def _snap_length(c: Checked) -> None:

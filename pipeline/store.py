@@ -20,14 +20,11 @@ The DuckDB file is a store, not a scratch file:
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import shutil
 import stat
 import sys
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,6 +33,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from . import derived, schema
+from .beside import (StoreError, check_name, clean_stale_temps, new_temp, remove_temp,
+                     writer_lock)
 from .inputs import not_duckdb, not_regular
 from .inserts import Arrow, insert
 from .labels import of_runs
@@ -53,15 +52,10 @@ def _duckdb():
     import duckdb
     return duckdb
 
-LOCK_WAIT_S = 600.0
 TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets", "delivered_1s",
                 "owd_samples")
 # a run's own rows (Keys.facts: what a pcap given alone with labels replaces)
 FACT_TABLES = ("runs", "run_paths", "run_outages", "run_labels")
-
-
-class StoreError(Exception):
-    """The target cannot be written; the message is one line naming it and why."""
 
 
 # ----------------------------------------------------------------------- Parquet
@@ -86,6 +80,11 @@ def check_tables_target(out_dir: str | os.PathLike) -> Path:
     out = Path(out_dir)
     if not str(out_dir).strip():
         raise StoreError("--out: empty path")
+    try:  # Parquet files are written through paths as UTF-8 text
+        str(out_dir).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = str(out_dir).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise StoreError(f"--out {shown}: the name is not UTF-8 text; rename it") from None
     if out.is_symlink():
         if not out.exists():
             raise StoreError(f"{out}: a symbolic link to nothing ({os.readlink(out)}); refusing to write through it")
@@ -191,6 +190,7 @@ def check_db_target(db: str | os.PathLike) -> Path:
     name = str(db)
     if not name.strip():
         raise StoreError("--db: empty path")
+    check_name(name, "--db")
     p = Path(name)
     try:
         st = os.stat(p)
@@ -280,6 +280,9 @@ def _check_tables_are_ours(con: duckdb.DuckDBPyConnection, name: str) -> None:
                              "choose another --db")
         if t not in schema.TABLES:
             continue  # someone else's table: kept as it is
+        if kinds[t] == "VIEW":  # rows are written into our tables: a view cannot take them
+            raise StoreError(f"{name}: holds a view {t!r} of its own, which is not the lab's table of that name; "
+                             "rename or drop it, or choose another --db")
         names = [c for c, _ in cols]
         unknown = [c for c in names if c not in schema.TABLES[t]]
         if "run_id" not in names or unknown:
@@ -290,58 +293,6 @@ def _check_tables_are_ours(con: duckdb.DuckDBPyConnection, name: str) -> None:
         if typed:
             raise StoreError(f"{name}: its table {t!r} has columns of other types than the lab's "
                              f"({'; '.join(typed[:2])}); choose another --db")
-
-
-@contextlib.contextmanager
-def _writer_lock(db: Path, wait_s: float = LOCK_WAIT_S):
-    """Exclusive lock for writers of ``db`` (a lock file beside it, never removed)."""
-    lock = db.with_name(f".{db.name}.lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            print(f"{db}: waiting for another writer (pid {holder}) to finish...", file=sys.stderr)
-            deadline = time.monotonic() + wait_s
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise StoreError(f"{db}: another writer (pid {holder}) held it for {wait_s:.0f} s; "
-                                         "nothing written") from None
-                    time.sleep(0.1)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _temp_names(db: Path) -> list[Path]:
-    return sorted(db.parent.glob(f".{db.name}.*.tmp")) + sorted(db.parent.glob(f".{db.name}.*.tmp.wal"))
-
-
-def _temp_pid(tmp: Path, db: Path) -> int | None:
-    """The writer's pid in a temporary file's name (``.<db>.<pid>-<hex>.tmp``)."""
-    head = tmp.name[len(db.name) + 2:].split("-", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
-def _clean_stale_temps(db: Path) -> None:
-    """Under the writer lock, a temporary file is a killed writer's, unless its writer
-    is alive: that one is a copy ``prepare`` is building ahead of taking the lock."""
-    for f in _temp_names(db):
-        pid = _temp_pid(f, db)
-        if pid is not None and pid_alive(pid):
-            continue
-        try:
-            f.unlink()
-            print(f"{db}: removed {f.name}, left by an interrupted write", file=sys.stderr)
-        except FileNotFoundError:
-            pass
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -455,15 +406,6 @@ def _identity(real: Path) -> tuple | None:
     return st.st_ino, st.st_size, st.st_mtime_ns, Path(f"{real}.wal").exists()
 
 
-def _new_temp(real: Path) -> Path:
-    return real.with_name(f".{real.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
-
-
-def _remove_temp(tmp: Path) -> None:
-    for f in (tmp, Path(f"{tmp}.wal")):
-        f.unlink(missing_ok=True)
-
-
 def _open_copy(real: Path, tmp: Path) -> duckdb.DuckDBPyConnection:
     """``tmp`` as a copy of ``real`` (or new), open, with every table, view and macro of
     this version."""
@@ -551,7 +493,7 @@ class Prepared:
 
     def __init__(self, db: str | os.PathLike, start: bool = True) -> None:
         self.real = Path(os.path.realpath(db))
-        self.tmp = _new_temp(self.real)
+        self.tmp = new_temp(self.real)
         self.base: tuple | None = None
         self.con: duckdb.DuckDBPyConnection | None = None
         self._closed = False
@@ -577,11 +519,11 @@ class Prepared:
                 con = _open_copy(self.real, self.tmp)
                 if _identity(self.real) != base:  # replaced while we copied
                     con.close()
-                    _remove_temp(self.tmp)
+                    remove_temp(self.tmp)
                     return
                 self.con, self.base = con, base
         except Exception:  # noqa: BLE001 - only a head start: the locked path redoes it and reports
-            _remove_temp(self.tmp)
+            remove_temp(self.tmp)
 
     def take(self, real: Path) -> tuple[Path, duckdb.DuckDBPyConnection] | None:
         """The copy, if it is still a copy of ``real`` as it is now; else None (discarded)."""
@@ -601,7 +543,7 @@ class Prepared:
             if self.con is not None:
                 self.con.close()
                 self.con = None
-            _remove_temp(self.tmp)
+            remove_temp(self.tmp)
 
 
 def prepare(db: str | os.PathLike, start: bool = True) -> Prepared:
@@ -621,34 +563,55 @@ def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,
     """
     try:
         real = check_db_target(db)
-        real.parent.mkdir(parents=True, exist_ok=True)
-        with _writer_lock(real):
-            _clean_stale_temps(real)
-            real = check_db_target(db)  # another writer may have made it meanwhile
-            ready = prepared.take(real) if prepared else None
-            tmp, con = ready if ready else (_new_temp(real), None)
-            new = not real.exists()  # a new database has no rows to replace
-            try:
-                if con is None:
-                    con = _open_copy(real, tmp)
-                try:
-                    # No transaction: a failed write leaves only the temporary file, removed below.
-                    if not new:
-                        tables, keys = _keep_loose_pcaps_apart(con, tables, keys)
-                        _delete(con, keys)
-                    insert(con, tables)
-                    con.execute("CHECKPOINT")
-                finally:
-                    con.close()
-                _fsync(tmp)
-                os.replace(tmp, real)
-                _fsync(real.parent)
-            except BaseException:
-                _remove_temp(tmp)
+        try:
+            real = _upsert_locked(real, db, tables, keys, prepared)
+        except OSError as e:  # a full or read-only file system, a folder made read-only meanwhile...
+            raise StoreError(f"{db}: cannot write ({(e.strerror or str(e)).lower()}); nothing written, the "
+                             "database is as it was") from None
+        except _duckdb().Error as e:
+            if not any(w in str(e) for w in _FS_FAULTS):
                 raise
+            raise StoreError(f"{db}: cannot write ({str(e).strip().splitlines()[0][:200]}); nothing written, the "
+                             "database is as it was") from None
     finally:
         if prepared:
             prepared.discard()
+    return real
+
+
+# what DuckDB says when the file system, not the data, stops a write
+_FS_FAULTS = ("No space left on device", "Read-only file system", "Permission denied", "Disk quota exceeded",
+              "Could not write file", "Could not open file")
+
+
+def _upsert_locked(real: Path, db: str | os.PathLike, tables: dict[str, pl.DataFrame], keys: Keys,
+                   prepared: Prepared | None) -> Path:
+    """``upsert``'s write, under the writer lock, through a temporary copy."""
+    real.parent.mkdir(parents=True, exist_ok=True)
+    with writer_lock(real):
+        clean_stale_temps(real)
+        real = check_db_target(db)  # another writer may have made it meanwhile
+        ready = prepared.take(real) if prepared else None
+        tmp, con = ready if ready else (new_temp(real), None)
+        new = not real.exists()  # a new database has no rows to replace
+        try:
+            if con is None:
+                con = _open_copy(real, tmp)
+            try:
+                # No transaction: a failed write leaves only the temporary file, removed below.
+                if not new:
+                    tables, keys = _keep_loose_pcaps_apart(con, tables, keys)
+                    _delete(con, keys)
+                insert(con, tables)
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+            _fsync(tmp)
+            os.replace(tmp, real)
+            _fsync(real.parent)
+        except BaseException:
+            remove_temp(tmp)
+            raise
     return real
 
 
@@ -669,10 +632,10 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike, say=_stderr) -> Path:
+def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike, say=_stderr) -> Path | None:
     """Per-run Parquet folders into the store: each run found in them replaces its
-    own rows; the runs already in ``db`` stay. Without any rows to add an existing
-    ``db`` is left untouched (a missing one is created with every table, empty)."""
+    own rows; the runs already in ``db`` stay. Without any run to add, ``db`` is left
+    as it is (untouched, or not created) and None returned: nothing usable was given."""
     check_db_target(db)
     parts: list[tuple[str, dict[str, pl.DataFrame]]] = []
     for d in dirs:
@@ -692,6 +655,6 @@ def load_table_dirs(dirs: list[str | os.PathLike], db: str | os.PathLike, say=_s
                             if "run_id" in t[n].columns else t[n] for i, (_, t) in enumerate(parts)])
               if parts else schema.empty(n) for n in schema.TABLES}
     keys = Keys(runs=run_ids(merged))
-    if not keys and Path(db).exists():
-        return Path(db)
+    if not keys:
+        return None
     return upsert(merged, db, keys)

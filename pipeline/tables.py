@@ -320,10 +320,11 @@ def _first_line(e: BaseException) -> str:
 
 def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = None,
                 decoder: str = DEFAULT_DECODER, decoded: Callable[[], None] | None = None,
-                given: Labels | None = None) -> Tables:
+                given: Labels | None = None, pcaps: list[Path] | None = None) -> Tables:
     """Every table of one run folder (client.pcap, server.pcap, meta.json, logs);
     ``decoded`` as in ``analyze_trace``; ``given``: the labels the command line gives
-    (over meta.json's)."""
+    (over meta.json's); ``pcaps``: the folder's traces to read (default: the ones
+    ``sort_pcaps`` picks; `analyze client.pcap server.pcap` names two)."""
     run_dir = Path(run_dir)
     meta, problems = read_meta(run_dir)
     run_id = run_identity(run_dir, meta)
@@ -334,7 +335,7 @@ def analyze_run(run_dir: str | os.PathLike, path_map: dict[str, str] | None = No
         list(run_dir.iterdir())
     except OSError as e:
         problems.append(problem(run_id, str(run_dir), "extract", f"cannot list the run folder ({e.strerror or e})"))
-    pcaps, left_out = sort_pcaps(run_dir)
+    pcaps, left_out = sort_pcaps(run_dir) if pcaps is None else (list(pcaps), [])
     for f in left_out:
         problems.append(problem(run_id, str(f), "extract", "left out: a pcap named after neither end (client*, "
                                                            "server*) beside the ends' own traces"))

@@ -98,3 +98,187 @@ def test_null_run_id_start_time_and_paths_mean_absent(tmp_path):
     assert tables.run_identity(d, meta) == "run-null"
     row = tables.runs_row(meta, "run-null").to_dicts()[0]
     assert row["run_id"] == "run-null" and row["started_at"] is None and row["mode"] == "MP-2"
+
+
+def test_a_snap_length_that_keeps_only_the_ports_loses_those_packets_not_the_trace(tmp_path):
+    """tcpdump's old -s 68 on a capture with IPv4 and IPv6 (issue 43): the IPv6 frames
+    keep 14 bytes of TCP header (ports, no stream or flags for the decoder, as tshark),
+    the IPv4 ones their whole header. The IPv6 packets are left out and said, the IPv4
+    connection analysed (was: an internal error, the whole trace lost)."""
+    from pcapgen import write_pcap_bytes
+    from test_decoders import link_frame, mptcp_exchange
+
+    from pipeline import tables
+    v4, v6 = mptcp_exchange(1, True), mptcp_exchange(0, False, ipv6=True)
+    pkts = sorted(v4 + v6, key=lambda p: float(p.time))
+    frames = [(float(p.time), link_frame(p, "ether"), None) for p in pkts]
+    pcap = write_pcap_bytes(tmp_path / "server.pcap", frames, 1, snaplen=68)
+    t, problems = tables.analyze_trace(pcap, "r", "server")
+    said = [p["reason"] for p in problems if "kept only the TCP ports" in p["reason"]]
+    assert len(said) == 1 and f"of {len(v6)} of {len(pkts)} packets" in said[0], [p["reason"] for p in problems]
+    assert not any("internal error" in p["reason"] for p in problems)
+    sub = t["subflows"]
+    assert sub.height > 0 and set(sub["client_addr"].to_list()) <= {"10.1.0.2", "10.2.0.2"}
+
+
+def _analyze(db, *extra: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "mp2-iperf3-up"
+    return subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", str(sample), "--db", str(db), *extra],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_lock_path_that_is_a_link_or_a_folder_is_refused_untouched(tmp_path):
+    """The writer lock beside --db is never followed through a link (its target would be
+    truncated) and a folder of that name is named, not a traceback (issue 43)."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("my notes")
+    db = tmp_path / "lab.duckdb"
+    (tmp_path / ".lab.duckdb.lock").symlink_to(precious)
+    r = _analyze(db)
+    assert r.returncode == 2 and "is a symbolic link" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert precious.read_text() == "my notes" and not db.exists()
+    (tmp_path / ".lab.duckdb.lock").unlink()
+    (tmp_path / ".lab.duckdb.lock").mkdir()
+    r = _analyze(db)
+    assert r.returncode == 2 and "is a folder" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
+def test_files_that_merely_look_like_our_temporaries_are_kept(tmp_path):
+    """A user's `.lab.duckdb.backup.tmp` and a folder `.lab.duckdb.old.tmp` beside --db
+    are not a killed writer's copies: kept, no traceback (issue 43)."""
+    db = tmp_path / "lab.duckdb"
+    backup = tmp_path / ".lab.duckdb.backup.tmp"
+    backup.write_text("my backup")
+    (tmp_path / ".lab.duckdb.old.tmp").mkdir()
+    for _ in range(2):  # the second call writes under the lock into an existing database
+        r = _analyze(db)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert backup.read_text() == "my backup" and (tmp_path / ".lab.duckdb.old.tmp").is_dir()
+
+
+def test_load_of_nothing_usable_exits_1_and_makes_no_database(tmp_path):
+    """`load` of folders without a run's tables (issue 43: exited 0 with an empty
+    database) says so, exits 1, creates nothing and leaves an existing database alone."""
+    import subprocess
+    import sys
+    empty, bad = tmp_path / "empty", tmp_path / "bad"
+    empty.mkdir(), bad.mkdir()
+    (bad / "runs.parquet").write_bytes(b"not parquet at all")
+    db = tmp_path / "lab.duckdb"
+    r = subprocess.run([sys.executable, "-m", "pipeline", "load", str(empty), str(bad), "--db", str(db)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "nothing usable in 2 folder(s)" in r.stderr and "not created" in r.stderr, r.stderr
+    assert not db.exists()
+    assert _analyze(db).returncode == 0
+    before = db.stat().st_mtime_ns, db.stat().st_size
+    r = subprocess.run([sys.executable, "-m", "pipeline", "load", str(empty), "--db", str(db)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "left untouched" in r.stderr and (db.stat().st_mtime_ns, db.stat().st_size) == before
+
+
+def test_a_users_view_named_like_a_lab_table_is_refused_by_name(tmp_path):
+    """A view of the user's called `problems` in --db (issue 43: a BinderException)."""
+    import duckdb
+    db = tmp_path / "lab.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE notes (run_id VARCHAR, reason VARCHAR)")
+    con.execute("CREATE VIEW problems AS SELECT * FROM notes")
+    con.close()
+    r = _analyze(db)
+    assert r.returncode == 2 and "holds a view 'problems' of its own, which is not the lab's" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'problems'").fetchone() \
+        == ("VIEW",)
+    con.close()
+
+
+def test_names_duckdb_cannot_take_are_refused_in_one_line(tmp_path):
+    """Non-UTF-8 --db, --out and run-folder names, and a --db name too long for the lock
+    file beside it (issue 43: tracebacks)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "mp2-iperf3-up"
+    odd = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/run-\xff"))
+    shutil.copytree(sample, odd)
+
+    def pipeline(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, timeout=300)
+
+    r = pipeline("analyze", "-q", str(odd), "--db", str(tmp_path / "lab.duckdb"))
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 1 and "not UTF-8" in err and "Traceback" not in err, err[-2000:]
+    r = pipeline("analyze", "-q", str(sample), "--db", os.fsdecode(os.fsencode(str(tmp_path)) + b"/lab-\xff.duckdb"))
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2 and "not UTF-8" in err and len(err.strip().splitlines()) == 1, err[-2000:]
+    r = pipeline("tables", str(sample), "--out", os.fsdecode(os.fsencode(str(tmp_path)) + b"/t-\xff"))
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2 and "not UTF-8" in err and "Traceback" not in err, err[-2000:]
+    r = pipeline("analyze", "-q", str(sample), "--db", str(tmp_path / ("x" * 240 + ".duckdb")))
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2 and "bytes" in err and len(err.strip().splitlines()) == 1, err[-2000:]
+    assert not list(tmp_path.glob("*.duckdb*")) and not list(tmp_path.glob(".x*"))
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 400-kB tmpfs (root only): too small for a lab database."""
+    import os
+    import subprocess
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    d = tmp_path / "small"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(d)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)])
+
+
+def test_a_full_or_read_only_file_system_is_said_in_one_line(small_fs, tmp_path):
+    """No space left, or a file system made read-only under an existing database (issue
+    43: a 17-line FatalException, an OSError with exit 1): exit 2, one line, the database
+    as it was."""
+    import subprocess
+    db = small_fs / "lab.duckdb"
+    r = _analyze(db)
+    assert r.returncode == 2 and "cannot write" in r.stderr and "nothing written" in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr[-2000:]
+    assert not db.exists() and not [f for f in small_fs.iterdir() if f.name.endswith(".tmp")]
+    ok = tmp_path / "ro"
+    ok.mkdir()
+    assert _analyze(ok / "lab.duckdb").returncode == 0
+    before = (ok / "lab.duckdb").read_bytes()
+    subprocess.run(["mount", "--bind", str(ok), str(ok)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(ok)], check=True)
+        r = _analyze(ok / "lab.duckdb")
+        assert r.returncode == 2 and "Traceback" not in r.stderr and "read-only" in r.stderr, r.stderr[-2000:]
+    finally:
+        subprocess.run(["umount", "-l", str(ok)])
+    assert (ok / "lab.duckdb").read_bytes() == before
+
+
+def test_a_tie_of_handshake_votes_is_broken_by_their_margins():
+    """Half the handshakes each way (issue 43: a 280k-packet server capture reported "no
+    complete handshake"): the summed round-trip margins decide; equal margins leave it
+    open, said as such."""
+    from pipeline import assemble
+    sf = pl.DataFrame({"t_syn": [0.0, 10.0], "t_synack": [0.050, 10.002], "t_ack3": [0.051, 10.005],
+                       "reversed": [False, False]})
+    assert assemble.vantage_from_handshakes(sf) == "client"  # +49 ms against -1 ms
+    server = sf.with_columns(t_synack=pl.Series([0.001, 10.002]), t_ack3=pl.Series([0.041, 10.003]))
+    assert assemble.vantage_from_handshakes(server) == "server"  # -39 ms against +1 ms
+    even = sf.with_columns(t_synack=pl.Series([0.010, 10.020]), t_ack3=pl.Series([0.030, 10.030]))
+    assert assemble.vantage_from_handshakes(even) is None  # -10 ms and +10 ms
+    v, notes = assemble.which_vantage(even, None, "trace.pcap")
+    assert v is None and "timing points both ways equally" in notes[0]
+    v, notes = assemble.which_vantage(even.with_columns(t_ack3=pl.lit(None, pl.Float64)), None, "trace.pcap")
+    assert v is None and "no complete handshake" in notes[0]

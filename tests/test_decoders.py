@@ -510,20 +510,48 @@ def test_the_pcaps_a_command_line_names(tmp_path):
 def _tunnelled(inner_src: str, inner_dst: str, sport: int, how: str) -> list:
     """A short plain-TCP download between the inner addresses, inside tunnel ``how``."""
     from scapy.all import GRE
+    from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
+    from scapy.contrib.geneve import GENEVE
+    from scapy.contrib.gtp import GTP_U_Header
     from scapy.contrib.mpls import MPLS
+    from scapy.layers.ipsec import AH
+    from scapy.layers.l2 import LLC, SNAP, Dot3
+    from scapy.layers.l2tp import L2TP
     from scapy.layers.ppp import PPP, PPPoE
     from scapy.layers.vxlan import VXLAN
 
     outer = IP(src="192.0.2.1", dst="192.0.2.2")
+    outer6 = IPv6(src="2001:db8::1", dst="2001:db8::2")
+
+    def eth(**kw):  # fixed addresses: scapy would otherwise resolve them on this host's network
+        return Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01", **kw)
+
     wrap = {
-        "ipip": lambda x: Ether() / outer / x,
-        "6in6": lambda x: Ether() / IPv6(src="2001:db8::1", dst="2001:db8::2") / x,
-        "gre": lambda x: Ether() / outer / GRE() / x,
-        "gre-keyed-ethernet": lambda x: Ether() / outer / GRE(key_present=1, key=7, seqnum_present=1, sequence_number=3,
-                                                              proto=0x6558) / Ether() / x,
-        "vxlan": lambda x: Ether() / outer / UDP(sport=40000, dport=4789) / VXLAN(vni=42) / Ether() / x,
-        "mpls": lambda x: Ether(type=0x8847) / MPLS(label=100, s=0) / MPLS(label=200, s=1) / x,
-        "pppoe": lambda x: Ether() / PPPoE(sessionid=9) / PPP(proto=0x0021 if IP in x else 0x0057) / x,
+        "ipip": lambda x: eth() / outer / x,
+        "6in6": lambda x: eth() / outer6 / x,
+        "gre": lambda x: eth() / outer / GRE() / x,
+        "gre-keyed-ethernet": lambda x: eth() / outer / GRE(key_present=1, key=7, seqnum_present=1, sequence_number=3,
+                                                              proto=0x6558) / eth() / x,
+        "vxlan": lambda x: eth() / outer / UDP(sport=40000, dport=4789) / VXLAN(vni=42) / eth() / x,
+        "mpls": lambda x: eth(type=0x8847) / MPLS(label=100, s=0) / MPLS(label=200, s=1) / x,
+        "pppoe": lambda x: eth() / PPPoE(sessionid=9) / PPP(proto=0x0021 if IP in x else 0x0057) / x,
+        # issue 43: the tunnels tshark reads and the native decoder dropped
+        "gtp-u": lambda x: eth() / outer / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=7, gtp_type=255) / x,
+        "gtp-u-seq": lambda x: eth() / outer / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=7, S=1, seq=9,
+                                                                                            gtp_type=255) / x,
+        "geneve": lambda x: eth() / outer / UDP(sport=40000, dport=6081) / GENEVE(vni=42, proto=0x6558) / eth() / x,
+        "erspan2": lambda x: eth() / outer / GRE(seqnum_present=1, sequence_number=4, proto=0x88BE)
+        / ERSPAN_II(session_id=1) / eth() / x,
+        "erspan3": lambda x: eth() / outer / GRE(proto=0x22EB) / ERSPAN_III(session_id=1) / eth() / x,
+        "mpls-gre": lambda x: eth() / outer / GRE(proto=0x8847) / MPLS(label=100, s=1) / x,
+        "l2tp": lambda x: eth() / outer / UDP(sport=1701, dport=1701) / L2TP(session_id=3) / PPP(proto=0x0021) / x,
+        "teredo": lambda x: eth() / outer / UDP(sport=3544, dport=40000) / x,
+        "ah": lambda x: eth() / IP(src=x[IP].src, dst=x[IP].dst, proto=51) / AH(nh=6, payloadlen=4, spi=7, seq=1, icv=b"\0" * 12)
+        / x[TCP],
+        "llc-snap": lambda x: Dot3(dst="00:00:00:00:00:02", src="00:00:00:00:00:01") / LLC(dsap=0xAA, ssap=0xAA, ctrl=3)
+        / SNAP(OUI=0, code=0x0800) / x,
+        "4in6": lambda x: eth() / outer6 / x,
+        "gre6": lambda x: eth() / outer6 / GRE() / x,
     }[how]
     l3 = (lambda: IPv6(src=inner_src, dst=inner_dst)) if ":" in inner_src else \
         (lambda: IP(src=inner_src, dst=inner_dst))
@@ -537,23 +565,31 @@ def _tunnelled(inner_src: str, inner_dst: str, sport: int, how: str) -> list:
 
 
 @needs_tshark
-@pytest.mark.parametrize("how", ["ipip", "6in6", "gre", "gre-keyed-ethernet", "vxlan", "mpls", "pppoe"])
+@pytest.mark.parametrize("how", ["ipip", "6in6", "gre", "gre-keyed-ethernet", "vxlan", "mpls", "pppoe", "gtp-u",
+                                 "gtp-u-seq", "geneve", "erspan2", "erspan3", "mpls-gre", "l2tp", "teredo", "ah",
+                                 "llc-snap", "4in6", "gre6"])
 def test_tunnelled_tcp_is_read_by_its_inner_addresses(tmp_path, how):
-    """TCP inside GRE, VXLAN, MPLS, PPPoE or IP-in-IP: both decoders read it (the native
-    one dropped it as "no TCP packets") by the innermost addresses, so two connections with
-    the same ports inside one outer pair stay two (IP-in-IP was keyed by the outer ones)."""
-    v6 = how == "6in6"
+    """TCP inside GRE, VXLAN, MPLS, PPPoE, IP-in-IP, GTP-U, GENEVE, ERSPAN, MPLS in GRE,
+    L2TP, Teredo, behind IPv4's AH or in an 802.3 frame with LLC/SNAP: both decoders read it
+    (the native one dropped it as "no TCP packets") by the innermost addresses, so two
+    connections with the same ports inside one outer pair stay two (IP-in-IP was keyed by
+    the outer ones, and IPv4 in IPv6 by the outer IPv6)."""
+    v6 = how in ("6in6", "teredo")
     a = _tunnelled("fd00::1" if v6 else "10.0.0.1", "fd00::2" if v6 else "10.0.0.2", 40001, how)
     b = _tunnelled("fd00::3" if v6 else "10.0.0.3", "fd00::4" if v6 else "10.0.0.4", 40001, how)
     pkts = [p for pair in zip(a, b) for p in pair]
-    for i, p in enumerate(pkts):
-        p.time = 1_700_000_000 + i * 0.001
-    native = assert_same(pcapgen.write_link(tmp_path / f"{how}.pcap", pkts, "ether"))
+    # the frames as built, tunnel and all (write_link would re-wrap the first IP header)
+    frames = [(1_700_000_000 + i * 0.001, bytes(p), None) for i, p in enumerate(pkts)]
+    native = assert_same(write_pcap_bytes(tmp_path / f"{how}.pcap", frames, 1))
     p = native.packets
     assert p.height == 8 and p["stream"].n_unique() == 2
     col = "ip6_src" if v6 else "ip_src"
     assert set(p[col]) == ({"fd00::1", "fd00::2", "fd00::3", "fd00::4"} if v6 else
                            {"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"})
+    if how == "teredo":
+        # IPv6 inside IPv4: the pipeline's addresses are the outer IPv4 header's (docs/pipeline.md),
+        # here one pair both ways, so the analysis cannot tell the directions (issue 43, left)
+        return
     t, _ = tables.analyze_trace(tmp_path / f"{how}.pcap", "r", "client")
     assert t["connections"].filter(direction="down")["payload_bytes"].to_list() == [300, 300]
 

@@ -128,15 +128,15 @@ def _implausible(t) -> tuple[pl.DataFrame, list[str]]:
     return o, [r for r in t["problems"]["reason"].to_list() if r.startswith("one-way delay:")]
 
 
-def test_a_client_clock_behind_under_one_host_is_flagged_not_stored(tmp_path):
-    """meta.json says one host, but the client's clock is 1 s behind: down delays of
+def test_a_client_clock_off_under_one_host_is_flagged_not_stored(tmp_path):
+    """meta.json says one host, but the client's clock runs 1 s ahead: upload delays of
     about -990 ms are no measurement (issue 43). Flagged, owd_ms empty, raw_ms kept."""
-    t = tables.analyze_run(run_folder(tmp_path, client_clock=-1.0))
+    t = tables.analyze_run(run_folder(tmp_path, client_clock=1.0))
     o, said = _implausible(t)
     assert o.height == 33 and o["owd_ms"].null_count() == o.height
     assert o["raw_ms"].min() == pytest.approx(-990.0, abs=1e-3)
     assert (o["clock"] == owd.IMPLAUSIBLE + "negative delays").all()
-    assert len(said) == 1 and "server -> client down to -990.0 ms" in said[0] and "one host" in said[0]
+    assert len(said) == 1 and "client -> server down to -990.0 ms" in said[0] and "one host" in said[0]
 
 
 @pytest.mark.parametrize("meta", [True, False])
@@ -241,3 +241,30 @@ def test_a_streamed_end_pairs_with_an_in_memory_one(tmp_path, monkeypatch):
     t, _ = tables.analyze_trace(d / "client.pcap", "run1", "client", paired=True)
     want, want_notes = owd.pair(t[assemble.OWD_HALF], halves["server"], False)
     assert want.height == 33 and _same(mixed, want) and notes == want_notes == []
+
+
+def test_analyze_pairs_a_folders_client_and_server_pcaps_given_alone(tmp_path):
+    """`analyze client.pcap server.pcap` (issue 42): the two ends are one run, their
+    one-way delays matched as the run folder's are; named with another pcap of the same
+    end beside them, or with --vantage, they stay loose traces (no delays)."""
+    d = run_folder(tmp_path, client_clock=5.0, meta=False)
+    want = tables.analyze_run(d)["owd_samples"].sort("frame")
+    assert want.height == 33
+
+    def owd_rows(*args: str) -> list[tuple]:
+        db = tmp_path / f"lab{len(list(tmp_path.glob('*.duckdb')))}.duckdb"
+        r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", *args, "--db", str(db)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return con.execute("SELECT run_id, frame, owd_ms FROM owd_samples ORDER BY frame").fetchall()
+        finally:
+            con.close()
+
+    got = owd_rows(str(d / "client.pcap"), str(d / "server.pcap"))
+    assert [(f, round(o, 6)) for _, f, o in got] == [(f, round(o, 6)) for f, o in want.select("frame", "owd_ms").rows()]
+    assert {r for r, _, _ in got} == {"run1"}  # the folder's run, as `analyze run1/` names it
+    assert owd_rows(str(d / "client.pcap"), str(d / "server.pcap"), "--vantage", "client") == []
+    (d / "client-copy.pcap").write_bytes((d / "client.pcap").read_bytes())
+    assert owd_rows(str(d / "client.pcap"), str(d / "client-copy.pcap"), str(d / "server.pcap")) == []

@@ -89,3 +89,37 @@ def test_no_module_reaches_code_through_sys_path():
                           capture_output=True, text=True).stdout.split()
     mine = Path(__file__).relative_to(REPO).as_posix()
     assert [h for h in hits if not h.startswith("./.venv") and not h.endswith(mine)] == []
+
+
+HEAVY = {"snakemake", "jupyterlab", "jupyter-server", "notebook", "nbconvert", "nbclient", "ipykernel", "jupytext"}
+
+
+def _name(req: str) -> str:
+    import re
+    return re.split(r"[\s;<>=!~\[(]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _closure(root: str) -> set[str]:
+    """The distributions ``root`` needs without extras, transitively (from the installed
+    metadata: what pip resolves for `pip install mptcp-lab`)."""
+    from importlib import metadata
+    seen, todo = set(), [root]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            reqs = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        todo += [_name(r) for r in reqs if "extra==" not in r.replace(" ", "").replace("'", '"')]
+    return seen - {root}
+
+
+def test_the_pipeline_alone_pulls_no_workflow_or_notebook_stack():
+    """What `pip install mptcp-lab` pulls (its dependencies without extras, as installed
+    here): the pipeline's own stack, no Snakemake or Jupyter (issue 42; its size, ~580 MB
+    with polars, pyarrow, vl-convert and DuckDB, is still above the issue's 300 MB)."""
+    deps = _closure("mptcp-lab")
+    assert {"polars", "duckdb", "altair"} <= deps and not deps & HEAVY, sorted(deps & HEAVY)

@@ -386,12 +386,16 @@ impl State {
         let seg = &self.seg;
         let ip4 = seg.ip4_src.zip(seg.ip4_dst);
         let ip6 = seg.ip6_src.zip(seg.ip6_dst);
-        // The conversation key uses the innermost addresses (tshark's pinfo->src/dst);
-        // with a tunnel of both families, the IPv6 pair (the decoder records the first of each).
-        let (src, dst): (&[u8], &[u8]) = match (&ip6, &ip4) {
-            (Some((s, d)), _) => (s, d),
-            (None, Some((s, d))) => (s, d),
-            (None, None) => unreachable!("a TCP segment without an IP header"),
+        // The conversation key uses the innermost addresses (tshark's pinfo->src/dst): with
+        // a tunnel of both families (4in6, 6in4, GRE over IPv6), the innermost header's.
+        let v6 = match (&ip6, &ip4) {
+            (Some(_), Some(_)) => seg.inner_v6,
+            (v6, _) => v6.is_some(),
+        };
+        let (src, dst): (&[u8], &[u8]) = match (v6, &ip6, &ip4) {
+            (true, Some((s, d)), _) => (s, d),
+            (false, _, Some((s, d))) => (s, d),
+            _ => unreachable!("a TCP segment without an IP header"),
         };
         let stream = if seg.ports_only { u32::MAX } else { self.streams.stream(
             src,

@@ -5,11 +5,13 @@
 //! null/loopback, raw IP) are a few fixed bytes and are read here. Frames that are
 //! not TCP over IP, IP fragments and malformed headers are classified, never fatal.
 //!
-//! Tunnels are opened as tshark opens them: IP in IP (4in4, 6in6, mixed), GRE (IP or
-//! bridged Ethernet inside), VXLAN (UDP port 4789), MPLS label stacks and PPPoE
-//! sessions. The addresses kept are the innermost IP header's, the one the TCP segment
-//! rides in (tshark's `tcp.stream` keys on them too; its `ip.src` lists every header's,
-//! and the pipeline reads the last).
+//! Tunnels are opened as tshark opens them: IP in IP (4in4, 6in6, mixed), GRE (IP,
+//! bridged Ethernet, MPLS or ERSPAN inside), IPv4's authentication header, on their UDP
+//! ports VXLAN (4789), GENEVE (6081), GTP-U (2152), L2TPv2 (1701) and Teredo (3544), MPLS
+//! label stacks, PPPoE sessions and 802.3 frames with LLC/SNAP. The addresses kept are
+//! the innermost IP header's of each family, and `inner_v6` says which family is
+//! innermost: the one the TCP segment rides in (tshark's `tcp.stream` keys on it too; its
+//! `ip.src` lists every header's, and the pipeline reads the last).
 
 use etherparse::{
     EtherType, Ethernet2HeaderSlice, IpNumber, Ipv4HeaderSlice, Ipv6ExtensionsSlice, Ipv6HeaderSlice,
@@ -69,6 +71,9 @@ pub struct Segment {
     /// The snap length left less than 16 bytes of TCP header: tshark shows the
     /// ports and nothing after them (not even the stream).
     pub ports_only: bool,
+    /// The innermost IP header is IPv6 (4in6 and GRE over IPv6 keep the outer IPv6
+    /// addresses beside the inner IPv4 ones: the stream is keyed by the inner).
+    pub inner_v6: bool,
     pub mptcp: MptcpFields,
 }
 
@@ -79,6 +84,7 @@ impl Segment {
         self.ip6_src = None;
         self.ip6_dst = None;
         self.ip_id = None;
+        self.inner_v6 = false;
         self.mptcp.clear();
     }
 }
@@ -91,10 +97,7 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32, seg: &mut Segment) -> R
     // IP length is trimmed against (a snap length cuts the bytes, not the lengths).
     let wire_extra = (orig_len as usize).saturating_sub(data.len());
     match linktype {
-        LINKTYPE_ETHERNET => {
-            let eth = Ethernet2HeaderSlice::from_slice(data).map_err(|_| Skip::Malformed)?;
-            ether_payload(eth.ether_type(), &data[eth.slice().len()..], wire_extra, seg)
-        }
+        LINKTYPE_ETHERNET => ethernet(data, wire_extra, seg),
         LINKTYPE_LINUX_SLL => {
             // 16 bytes, the protocol (an EtherType for IP) last. Read by hand: etherparse's
             // slice refuses ARPHRD types it does not know, which Wireshark reads by protocol.
@@ -133,23 +136,43 @@ pub fn decode(linktype: i32, data: &[u8], orig_len: u32, seg: &mut Segment) -> R
                 _ => Err(Skip::NotTcp),
             }
         }
-        LINKTYPE_PPP | LINKTYPE_PPP_HDLC => {
-            let mut d = data;
-            if d.len() >= 2 && d[0] == 0xff && d[1] == 0x03 {
-                d = &d[2..]; // HDLC address and control
-            }
-            let (proto, rest) = match d {
-                [p, rest @ ..] if p & 1 == 1 => (*p as u16, rest), // compressed protocol field
-                [a, b, rest @ ..] => (u16::from_be_bytes([*a, *b]), rest),
-                _ => return Err(Skip::Malformed),
-            };
-            match proto {
-                0x0021 => ipv4(rest, wire_extra, seg),
-                0x0057 => ipv6(rest, wire_extra, seg),
-                _ => Err(Skip::NotTcp),
-            }
-        }
+        LINKTYPE_PPP | LINKTYPE_PPP_HDLC => ppp(data, wire_extra, seg),
         _ => Err(Skip::LinkType),
+    }
+}
+
+/// A PPP frame: the optional HDLC address and control, the protocol (1 or 2 bytes), IP.
+fn ppp(data: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
+    let mut d = data;
+    if d.len() >= 2 && d[0] == 0xff && d[1] == 0x03 {
+        d = &d[2..]; // HDLC address and control
+    }
+    let (proto, rest) = match d {
+        [p, rest @ ..] if p & 1 == 1 => (*p as u16, rest), // compressed protocol field
+        [a, b, rest @ ..] => (u16::from_be_bytes([*a, *b]), rest),
+        _ => return Err(Skip::Malformed),
+    };
+    match proto {
+        0x0021 => ipv4(rest, wire_extra, seg),
+        0x0057 => ipv6(rest, wire_extra, seg),
+        _ => Err(Skip::NotTcp),
+    }
+}
+
+/// An Ethernet frame: Ethernet II, or 802.3 (a length where the EtherType goes) with an
+/// LLC/SNAP header (AA AA 03, an OUI, then the EtherType).
+fn ethernet(data: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
+    let eth = Ethernet2HeaderSlice::from_slice(data).map_err(|_| Skip::Malformed)?;
+    let rest = &data[eth.slice().len()..];
+    let et = eth.ether_type();
+    if et.0 > 1500 {
+        return ether_payload(et, rest, wire_extra, seg);
+    }
+    match rest {
+        [0xaa, 0xaa, 0x03, _, _, _, a, b, inner @ ..] => {
+            ether_payload(EtherType(u16::from_be_bytes([*a, *b])), inner, wire_extra, seg)
+        }
+        _ => Err(Skip::NotTcp), // 802.3 with plain LLC (spanning tree, NetBIOS...)
     }
 }
 
@@ -214,7 +237,20 @@ fn gre(d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
     if d.len() < at {
         return Err(Skip::Malformed);
     }
-    inner_by_ethertype(u16::from_be_bytes([d[2], d[3]]), &d[at..], seg)
+    let inner = &d[at..];
+    match u16::from_be_bytes([d[2], d[3]]) {
+        // ERSPAN: type I (no GRE sequence number) carries the mirrored frame at once; type
+        // II an 8-byte header before it (with a sequence number)
+        0x88be if flags & 0x10 == 0 => inner_by_ethertype(0x6558, inner, seg),
+        0x88be => inner_by_ethertype(0x6558, inner.get(8..).ok_or(Skip::Malformed)?, seg),
+        // ERSPAN type III: 12 bytes, and 8 of platform-specific ones when its O bit is set
+        0x22eb => {
+            let o = inner.get(11).ok_or(Skip::Malformed)? & 0x01 == 1;
+            inner_by_ethertype(0x6558, inner.get(if o { 20 } else { 12 }..).ok_or(Skip::Malformed)?, seg)
+        }
+        0x8847 | 0x8848 => mpls(inner, 0, seg),
+        et => inner_by_ethertype(et, inner, seg),
+    }
 }
 
 /// A tunnel's payload named by an EtherType: IP, or a bridged Ethernet frame.
@@ -230,19 +266,115 @@ fn inner_by_ethertype(et: u16, d: &[u8], seg: &mut Segment) -> Result<(), Skip> 
     }
 }
 
-/// UDP: only VXLAN (port 4789, as tshark decodes it by default) carries TCP we read.
+/// UDP: the tunnels tshark opens on their registered ports, the lower of the two ports
+/// tried first (as its UDP dissector does): VXLAN (4789), GENEVE (6081), GTP-U (2152),
+/// L2TPv2 (1701) and Teredo (3544).
 fn udp(d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
     if d.len() < 8 {
         return Err(Skip::NotTcp);
     }
-    if u16::from_be_bytes([d[2], d[3]]) != 4789 {
-        return Err(Skip::NotTcp);
+    let (a, b) = (u16::from_be_bytes([d[0], d[1]]), u16::from_be_bytes([d[2], d[3]]));
+    let body = &d[8..];
+    for port in [a.min(b), a.max(b)] {
+        match port {
+            4789 => return inner_by_ethertype(0x6558, body.get(8..).ok_or(Skip::Malformed)?, seg),
+            6081 => return geneve(body, seg),
+            2152 => return gtp_u(body, seg),
+            1701 => return l2tp(body, seg),
+            3544 => return teredo(body, seg),
+            _ => {}
+        }
     }
-    // 8 bytes of VXLAN header (flags, VNI), then an Ethernet frame
-    if d.len() < 16 {
-        return Err(Skip::Malformed);
+    Err(Skip::NotTcp)
+}
+
+/// GENEVE (RFC 8926): 8 bytes and the options, then the payload its protocol names.
+fn geneve(d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
+    let [first, _, p0, p1, ..] = *d else { return Err(Skip::Malformed) };
+    if first >> 6 != 0 {
+        return Err(Skip::NotTcp); // a version this reader does not know
     }
-    inner_by_ethertype(0x6558, &d[16..], seg)
+    let at = 8 + (first & 0x3f) as usize * 4;
+    inner_by_ethertype(u16::from_be_bytes([p0, p1]), d.get(at..).ok_or(Skip::Malformed)?, seg)
+}
+
+/// GTP-U (3GPP TS 29.281): a G-PDU (message type 255) carries the user's IP packet after
+/// 8 bytes, 4 more when any of the E, S, PN flags is set, and its extension headers.
+fn gtp_u(d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
+    let [flags, kind, ..] = *d else { return Err(Skip::Malformed) };
+    if flags >> 5 != 1 || flags & 0x10 == 0 || kind != 0xff {
+        return Err(Skip::NotTcp); // not GTPv1-U, or a signalling message (echo, end marker...)
+    }
+    let mut at = 8;
+    if flags & 0x07 != 0 {
+        let next_at = *d.get(11).ok_or(Skip::Malformed)?;
+        let mut next = if flags & 0x04 != 0 { next_at } else { 0 };
+        at = 12;
+        while next != 0 {
+            let units = *d.get(at).ok_or(Skip::Malformed)? as usize;
+            if units == 0 {
+                return Err(Skip::Malformed);
+            }
+            next = *d.get(at + units * 4 - 1).ok_or(Skip::Malformed)?;
+            at += units * 4;
+        }
+    }
+    ip_by_version(d.get(at..).ok_or(Skip::Malformed)?, 0, seg)
+}
+
+/// L2TPv2 (RFC 2661) data messages: the header its flags size, then PPP.
+fn l2tp(d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
+    let [f0, f1, ..] = *d else { return Err(Skip::Malformed) };
+    let flags = u16::from_be_bytes([f0, f1]);
+    if flags & 0x000f != 2 || flags & 0x8000 != 0 {
+        return Err(Skip::NotTcp); // not version 2, or a control message
+    }
+    let mut at = 2 + if flags & 0x4000 != 0 { 2 } else { 0 } + 4; // length, tunnel and session ids
+    if flags & 0x0800 != 0 {
+        at += 4; // Ns, Nr
+    }
+    if flags & 0x0200 != 0 {
+        let off = d.get(at..at + 2).ok_or(Skip::Malformed)?;
+        at += 2 + u16::from_be_bytes([off[0], off[1]]) as usize;
+    }
+    ppp(d.get(at..).ok_or(Skip::Malformed)?, 0, seg)
+}
+
+/// Teredo (RFC 4380): IPv6 over UDP, after an optional authentication indicator and an
+/// optional origin indication.
+fn teredo(mut d: &[u8], seg: &mut Segment) -> Result<(), Skip> {
+    if let [0x00, 0x01, id_len, au_len, ..] = *d {
+        d = d.get(4 + id_len as usize + au_len as usize + 9..).ok_or(Skip::Malformed)?;
+    }
+    if let [0x00, 0x00, ..] = *d {
+        d = d.get(8..).ok_or(Skip::Malformed)?;
+    }
+    match d.first().map(|b| b >> 4) {
+        Some(6) => ipv6(d, 0, seg),
+        _ => Err(Skip::NotTcp),
+    }
+}
+
+/// IPv4's authentication header (RFC 4302): its next header, after (length + 2) × 4
+/// bytes. (In IPv6 it is an extension header, which the IPv6 reader walks.)
+fn ah(d: &[u8], reported: usize, seg: &mut Segment) -> Result<(), Skip> {
+    let [next, units, ..] = *d else { return Err(Skip::Malformed) };
+    let len = (units as usize + 2) * 4;
+    let rest = d.get(len..).ok_or(Skip::Malformed)?;
+    ip_payload(IpNumber(next), rest, reported.checked_sub(len).ok_or(Skip::Malformed)?, seg)
+}
+
+/// What an IP header's protocol (or last extension's next header) names.
+fn ip_payload(proto: IpNumber, d: &[u8], reported: usize, seg: &mut Segment) -> Result<(), Skip> {
+    match proto {
+        IpNumber::TCP => tcp(d, reported, seg),
+        IpNumber::IPV4 => ipv4(d, reported.saturating_sub(d.len()), seg),
+        IpNumber::IPV6 => ipv6(d, reported.saturating_sub(d.len()), seg),
+        IpNumber::GRE => gre(d, seg),
+        IpNumber::UDP => udp(d, seg),
+        IpNumber::AUTHENTICATION_HEADER => ah(d, reported, seg),
+        _ => Err(Skip::NotTcp),
+    }
 }
 
 fn ip_by_version(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
@@ -269,19 +401,12 @@ fn ipv4(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
     seg.ip4_src = Some(ip.source());
     seg.ip4_dst = Some(ip.destination());
     seg.ip_id = Some(ip.identification());
+    seg.inner_v6 = false; // an inner header, read after this one, says so again
     if ip.is_fragmenting_payload() {
         return Err(Skip::Fragment);
     }
     let captured = &d[hlen..d.len().min(total)];
-    let reported = total - hlen;
-    match ip.protocol() {
-        IpNumber::TCP => tcp(captured, reported, seg),
-        IpNumber::IPV4 => ipv4(captured, reported.saturating_sub(captured.len()), seg),
-        IpNumber::IPV6 => ipv6(captured, reported.saturating_sub(captured.len()), seg),
-        IpNumber::GRE => gre(captured, seg),
-        IpNumber::UDP => udp(captured, seg),
-        _ => Err(Skip::NotTcp),
-    }
+    ip_payload(ip.protocol(), captured, total - hlen, seg)
 }
 
 fn ipv6(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
@@ -289,6 +414,7 @@ fn ipv6(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
     let ip = Ipv6HeaderSlice::from_slice(d).map_err(|_| Skip::Malformed)?;
     seg.ip6_src = Some(ip.source());
     seg.ip6_dst = Some(ip.destination());
+    seg.inner_v6 = true;
     let payload_len = ip.payload_length() as usize;
     if payload_len == 0 {
         return Err(Skip::Malformed); // jumbogram or bogus
@@ -300,14 +426,7 @@ fn ipv6(d: &[u8], wire_extra: usize, seg: &mut Segment) -> Result<(), Skip> {
     }
     let ext_len = body.len() - rest.len();
     let reported = payload_len.checked_sub(ext_len).ok_or(Skip::Malformed)?;
-    match next {
-        IpNumber::TCP => tcp(rest, reported, seg),
-        IpNumber::IPV4 => ipv4(rest, reported.saturating_sub(rest.len()), seg),
-        IpNumber::IPV6 => ipv6(rest, reported.saturating_sub(rest.len()), seg),
-        IpNumber::GRE => gre(rest, seg),
-        IpNumber::UDP => udp(rest, seg),
-        _ => Err(Skip::NotTcp),
-    }
+    ip_payload(next, rest, reported, seg)
 }
 
 /// `d`: the captured TCP bytes; `reported`: the TCP segment's length per the IP header.
