@@ -98,6 +98,20 @@ def judged(db: Path, paper: str, pattern: str) -> list[dict]:
     return rows
 
 
+def other_settings(out: Path, settings: list[str]) -> list[str] | None:
+    """The settings the runs already in ``out`` were captured with, when they are not
+    ``settings`` (None: nothing there yet, or the same settings: resuming adds runs).
+    Finished runs without a record are taken as other settings (unknown)."""
+    log = out / "calibration-runs.yaml"
+    records = (yaml.safe_load(log.read_text()) or []) if log.is_file() else []
+    for r in records:
+        if sorted(r.get("settings") or []) != sorted(settings):
+            return list(r.get("settings") or [])
+    if not records and any((out / "raw").glob("*/*/.done")):
+        return ["unrecorded"]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m papers calibrate", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -109,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="a folder of its own for this calibration run")
     ap.add_argument("--note", default="", help="why this setting (kept in the record)")
     a = ap.parse_args(argv)
+    clash = other_settings(a.out, a.settings)
+    if clash is not None:
+        print(f"error: {a.out} holds runs captured with other settings ({', '.join(clash) or 'none'}); the "
+              f"capture would keep them as done and judge them as these: give this calibration a folder of "
+              f"its own (--out)", file=sys.stderr)
+        return 2
     try:
         camp = prepare(a.campaign, a.settings, a.out)
         doc = yaml.safe_load(camp.read_text())

@@ -46,7 +46,7 @@ def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:
     the client unless the stream is ``reversed``. Majority over subflows; a tie (half the
     handshakes each way, e.g. a busy server whose ACKs wait as long as the round trip) is
     broken by the summed margins (seconds of round trip each way), and stays None only
-    when those cancel too (``handshakes_complete`` tells that case from no handshake).
+    when those cancel too (``complete_handshakes`` tells that case from no handshake).
     """
     t = complete_handshakes(sf)
     if t.height == 0:

@@ -27,15 +27,24 @@ _BESIDE = len(".." + "4194304-01234567.tmp.wal")
 NAME_MAX = 255
 
 
+def not_utf8(name: str) -> str | None:
+    """``name`` printable with its undecodable bytes escaped (``\\xff``), when it is not
+    UTF-8 text (a path argument in other bytes); else None. DuckDB, Parquet and the
+    store's keys take paths as UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
 def check_name(name: str, what: str) -> None:
     """``StoreError`` for a name DuckDB or the file system cannot take: bytes that are not
     UTF-8 (DuckDB opens paths as UTF-8), or a file name too long for the lock file and
     the temporary copies the lab writes beside it."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise StoreError(f"{what} {shown}: the name is not UTF-8 text, which DuckDB cannot open; rename it") from None
+    shown = not_utf8(name)
+    if shown is not None:
+        raise StoreError(f"{what} {shown}: the name is not UTF-8 text, which DuckDB cannot open; rename it")
     base = Path(name).name.encode()
     if len(base) + _BESIDE > NAME_MAX:
         raise StoreError(f"{what} {name[:60]}...: a file name of {len(base)} bytes; the lab writes its lock file and "

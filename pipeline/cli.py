@@ -14,6 +14,7 @@ import polars as pl
 
 from . import extract, labels, schema, store, tables
 from .assemble import canonical_addr, problem, vantage_from_name
+from .beside import not_utf8
 from .inputs import run_pcaps
 
 EPILOG = """\
@@ -132,10 +133,8 @@ def _plan(inputs: list[str], pair: bool = True) -> tuple[list[Path | Pair], list
     keep, seen = [], set()
     notes = [f"{len(blank)} empty argument(s) (an unset shell variable?) skipped: not a path"] if blank else []
     for p in paths:
-        try:  # the store keys rows by these names, as UTF-8 text
-            str(p).encode("utf-8")
-        except UnicodeEncodeError:
-            shown = str(p).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        shown = not_utf8(str(p))  # the store keys rows by these names, as UTF-8 text
+        if shown is not None:
             notes.append(f"{shown}: the name is not UTF-8 text, which the store keeps names as; skipped (rename it)")
             continue
         key = _real(p)

@@ -570,21 +570,13 @@ def _unwrap_expr(c: pl.Expr) -> pl.Expr:
 # a sequence number this far from where its sender's previous packet ended is no
 # retransmission or loss: another connection's numbering
 SEQ_JUMP = 1 << 30
-# After its own FIN or RST a sender's packets repeat its bytes (retransmissions, the FIN,
-# keep-alives); one numbered outside [its first sequence number, its close's end] starts
-# a new connection on the 4-tuple, whatever its ISN (a random ISN lands inside the old
-# range with a chance of bytes ÷ 2^32). The margin below the first number: a capture
-# that began mid-transfer may later see a retransmission of bytes it never saw.
-REPEAT_BELOW_BASE = 1 << 16
 
 
 def split_reused_streams(p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """A TCP stream (the decoder's 4-tuple conversation) that, after a FIN or RST, goes on
     with sequence numbers unrelated to its own is a new connection on the same 4-tuple
     whose SYN was not captured: its packets get a stream of their own (else they would
-    count as retransmissions of the old one), with a row. The decoder splits on a SYN.
-    Unrelated: more than SEQ_JUMP from where the sender's previous packet ended, or, once
-    the sender itself closed, outside the range it numbered (REPEAT_BELOW_BASE)."""
+    count as retransmissions of the old one), with a row. The decoder splits on a SYN."""
     seq_end = (pl.col("seq").cast(pl.Int64) + pl.col("payload_bytes").cast(pl.Int64)
                + ((pl.col("tcp_flags") & (SYN | FIN)) != 0).cast(pl.Int64))
     key = ["stream", "src", "sport"]
@@ -596,29 +588,18 @@ def split_reused_streams(p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
         return p, []
     cols = p.select("frame", "stream", "src", "sport", "seq", "payload_bytes", "tcp_flags").join(
         first_close, on="stream", how="inner")
-    # each sender's first sequence number (its SYN's, or its first packet's in the capture)
-    base = cols.group_by(key).agg(base=pl.col("seq").get(pl.col("frame").arg_min()).cast(pl.Int64))
     window = pl.concat([
         cols.filter(pl.col("frame") < pl.col("fc")).sort("frame").group_by(key).last().select(cols.columns),
         cols.filter(pl.col("frame") >= pl.col("fc")),
-    ], how="vertical_relaxed").drop("fc").sort("frame").join(base, on=key, how="left")
+    ], how="vertical_relaxed").drop("fc").sort("frame")
     del cols
-    own_close = closing.cast(pl.Int32).cum_sum().over(key)
     cand = (
         window
-        .with_columns(expected=seq_end.shift(1).over(key), closed=closing.cast(pl.Int32).cum_sum().over("stream"),
-                      own=own_close,
-                      # where the sender's own first FIN/RST ended its numbering
-                      close_end=pl.when(closing & (own_close == 1)).then(seq_end).forward_fill().over(key))
+        .with_columns(expected=seq_end.shift(1).over(key), closed=closing.cast(pl.Int32).cum_sum().over("stream"))
         .with_columns(d=(pl.col("seq").cast(pl.Int64) - pl.col("expected")) % (1 << 32),
-                      closed_before=(pl.col("closed") - closing.cast(pl.Int32)) > 0,
-                      own_before=(pl.col("own") - closing.cast(pl.Int32)) > 0,
-                      # past its own close a sender only repeats bytes of [base, close end]
-                      outside=((pl.col("seq").cast(pl.Int64) - pl.col("base") + REPEAT_BELOW_BASE) % (1 << 32))
-                      > ((pl.col("close_end") - pl.col("base") + REPEAT_BELOW_BASE) % (1 << 32)))
+                      closed_before=(pl.col("closed") - closing.cast(pl.Int32)) > 0)
         .filter(pl.col("closed_before"), pl.col("expected").is_not_null(),
-                (pl.min_horizontal("d", (1 << 32) - pl.col("d")) > SEQ_JUMP)
-                | (pl.col("own_before") & pl.col("outside").fill_null(False)))
+                pl.min_horizontal("d", (1 << 32) - pl.col("d")) > SEQ_JUMP)
         .select("stream", "frame")
     )
     if cand.is_empty():

@@ -142,8 +142,7 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | None =
 
 def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | None = None) -> pl.DataFrame:
     """For the directions of ``data`` (the sender's): one RTT sample per ACK that moves its subflow's cumulative ACK forward, timing the
-    last segment it covers (the original transmission ending highest at or below it)
-    when it newly covers it (its end above the previous cumulative ACK):
+    last segment it covers (the original transmission ending highest at or below it):
     ``stream, direction, ack_frame, rtt_ms``.
 
     tshark's ``tcp.analysis.ack_rtt`` (its list of unacknowledged segments holds first
@@ -187,10 +186,7 @@ def _ack_rtt_pairs(segs: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame:
     )
     m = reached.join_asof(segs, left_on="cum_ack", right_on="end", by=KEY, strategy="backward",
                           check_sortedness=False)
-    # the segment must be newly covered: an ACK that moves only past retransmitted bytes
-    # or a FIN does not time again the segment an earlier ACK covered
-    m = m.filter(pl.col("frame").is_not_null(), pl.col("frame") < pl.col("ack_frame"),
-                 pl.col("prev").is_null() | (pl.col("end") > pl.col("prev")))
+    m = m.filter(pl.col("frame").is_not_null(), pl.col("frame") < pl.col("ack_frame"))
     return m.select("stream", "direction", "ack_frame", "ack_s", "time_s").sort("ack_frame")
 
 

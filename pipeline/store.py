@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from . import derived, schema
-from .beside import (StoreError, check_name, clean_stale_temps, new_temp, remove_temp,
+from .beside import (not_utf8, StoreError, check_name, clean_stale_temps, new_temp, remove_temp,
                      writer_lock)
 from .inputs import not_duckdb, not_regular
 from .inserts import Arrow, insert
@@ -80,11 +80,9 @@ def check_tables_target(out_dir: str | os.PathLike) -> Path:
     out = Path(out_dir)
     if not str(out_dir).strip():
         raise StoreError("--out: empty path")
-    try:  # Parquet files are written through paths as UTF-8 text
-        str(out_dir).encode("utf-8")
-    except UnicodeEncodeError:
-        shown = str(out_dir).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise StoreError(f"--out {shown}: the name is not UTF-8 text; rename it") from None
+    shown = not_utf8(str(out_dir))  # Parquet files are written through paths as UTF-8 text
+    if shown is not None:
+        raise StoreError(f"--out {shown}: the name is not UTF-8 text; rename it")
     if out.is_symlink():
         if not out.exists():
             raise StoreError(f"{out}: a symbolic link to nothing ({os.readlink(out)}); refusing to write through it")

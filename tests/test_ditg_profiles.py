@@ -83,7 +83,10 @@ def _replayed(run_dir: Path, res: dict) -> None:
     assert res["sent_packets"] == res["schedule_packets"] == len(sizes)
     assert res["sent_bytes"] == res["schedule_bytes"] == sum(sizes)
     got = _sent(run_dir)
-    assert sorted(got) == list(range(1, len(sizes) + 1))
+    missing = sorted(set(range(1, len(sizes) + 1)) - set(got))
+    assert not missing and len(got) == len(sizes), (
+        f"ITGRecv logged {len(got)} of {len(sizes)} (missing {missing[:5]}); waited "
+        f"{res.get('itgrecv_log_wait_s')} s; ITGRecv said: {(run_dir / '.itgrecv.out').read_text()[-300:]!r}")
     assert [got[k][1] for k in sorted(got)] == sizes
     tx = np.array([got[k][0] for k in sorted(got)])
     late = np.diff(tx) * 1000 - gaps

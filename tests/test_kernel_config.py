@@ -79,6 +79,16 @@ def test_chen_profile_values():
     assert ssthresh.requested(p["route"]) == 45   # what the capture makes the initial ssthresh
 
 
+@pytest.mark.parametrize("name", ["ditg-cloud-tcp", "ditg-cloud-mptcp"])
+def test_ditg_buffers_start_at_the_papers_100_mib(name):
+    """§III: send and receive buffers of 100 MiB. Both start there (the default is the
+    maximum): from 87380, sends stalled on the send side and MPTCP receives stalled
+    for good behind a gap (kernel-config/profiles/ditg-cloud-*.yaml)."""
+    p = kernel.load_profile(name)
+    for key in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"):
+        assert p["sysctl"][key].split()[1:] == [str(100 * 1024 * 1024)] * 2, key
+
+
 def test_cs244_sweep_param():
     p = kernel.load_profile("cs244-buffer", {"buffer": 50000})
     assert p["sysctl"]["net.ipv4.tcp_rmem"] == "4096 50000 50000"

@@ -29,10 +29,8 @@ pub struct Acks<'a> {
 /// Per subflow and direction, of the segments with one end only the first sent (by
 /// frame) counts. An ACK whose running-maximum value (over the subflow's ACKs in frame
 /// order) is higher than the ACK before it (or that is the subflow's first) times the
-/// segment with the highest end at or below that value, if that end lies above the
-/// ACK before it (the ACK newly covers it: one an earlier ACK covered is not timed
-/// again when an ACK covers only retransmitted bytes or a FIN beyond it) and the
-/// segment was sent before it (by frame).
+/// segment with the highest end at or below that value, if that segment was sent
+/// before it (by frame).
 pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
     // Per-subflow state in vectors indexed by `key`, as in `rtt.rs`.
     if let Some((seg_streams, ack_streams)) = dense_streams(segs.stream, acks.stream, segs.frame.len() + acks.frame.len()) {
@@ -65,8 +63,7 @@ pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
         }
         cum[k] = Some(a);
         let e = &ends[k];
-        let before = covered[k];
-        let mut j = before;
+        let mut j = covered[k];
         while j < e.len() && e[j].0 <= a {
             if j - covered[k] == 8 {
                 j += e[j..].partition_point(|x| x.0 <= a); // a long way: bisect the rest
@@ -75,7 +72,7 @@ pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
             j += 1;
         }
         covered[k] = j;
-        if j > before && e[j - 1].1 < acks.frame[i] {
+        if j > 0 && e[j - 1].1 < acks.frame[i] {
             ack_rows.push(i as u32);
             seg_rows.push(e[j - 1].2);
         }
@@ -146,7 +143,7 @@ impl AckRtt {
         if w.cum.is_some_and(|c| ack <= c) {
             return; // the cumulative ACK did not move
         }
-        let prev = w.cum.replace(ack);
+        w.cum = Some(ack);
         let higher = w.above.split_off(&(ack + 1));
         let covered = std::mem::replace(&mut w.above, higher);
         if let Some((&end, &(f, t))) = covered.iter().next_back() {
@@ -155,10 +152,7 @@ impl AckRtt {
             }
         }
         let Some((end, f, t)) = w.best else { return };
-        // not newly covered (the ACK moved only past retransmitted bytes or a FIN): a later
-        // first transmission ending above `prev` would be sent after this ACK, so no sample
-        // either way
-        if f >= frame || prev.is_some_and(|p| end <= p) {
+        if f >= frame {
             return;
         }
         let sample = AckSample { ack_frame: frame, ack_time: time, k, seg_time: t };
@@ -205,8 +199,7 @@ mod tests {
                 .filter(|&r| key(segs.stream[r], segs.down[r]) == k && segs.end[r] <= cum)
                 .min_by_key(|&r| (std::cmp::Reverse(segs.end[r]), segs.frame[r], r));
             if let Some(r) = best {
-                // newly covered: its end above every earlier ACK of the subflow direction
-                if segs.frame[r] < acks.frame[i] && before.iter().max().is_none_or(|&b| segs.end[r] > b) {
+                if segs.frame[r] < acks.frame[i] {
                     out.0.push(i as u32);
                     out.1.push(r as u32);
                 }
