@@ -28,15 +28,13 @@ from pathlib import Path
 import polars as pl
 
 from . import sanity
-from .procs import pid_alive
+from .procs import FS_FAULTS, pid_alive
 
 SYN, FIN, RST = 0x02, 0x01, 0x04
 SENDER = ["stream", "src", "sport"]
 
 
 PREFIX = "mptcp-lab-spill-"
-# what a file system says when the spill cannot grow: the machine's problem, not the input's
-_FULL = ("No space left on device", "Disk quota exceeded", "Read-only file system", "Permission denied")
 
 
 class SpillFull(RuntimeError):
@@ -45,11 +43,10 @@ class SpillFull(RuntimeError):
 
 
 def _full(where: Path, e: OSError) -> SpillFull | None:
-    if not any(w in str(e) for w in _FULL):
+    if not any(w in str(e) for w in FS_FAULTS):
         return None
     return SpillFull(f"the spill folder {where} could not take the capture's pieces ({e}): a long capture is "
-                     f"decoded piece by piece into the temporary folder; set TMPDIR to a folder with room "
-                     f"(about 60 bytes per packet)")
+                     f"decoded piece by piece into the temporary folder; set TMPDIR to a folder with room")
 
 
 class Spill:
