@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import extract, labels, schema, store, tables
+from . import extract, labels, schema, spill, store, tables
 from .assemble import canonical_addr, problem, vantage_from_name
 from .beside import not_utf8
 from .inputs import run_pcaps
@@ -162,7 +162,7 @@ def _analyze_safely(item: Path | Pair, vantage: str | None, pm: dict[str, str], 
             return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
         t, keys = tables.analyze_pcap(item, vantage, pm, decoder, decoded, given)
         return t, store.Keys(traces=keys, facts=set(t["runs"]["run_id"].to_list()))
-    except extract.DecoderUnavailable:
+    except (extract.DecoderUnavailable, spill.SpillFull):
         raise
     except Exception as e:  # a defect of ours: say so, keep the other inputs
         one = item.client if isinstance(item, Pair) else item
@@ -516,4 +516,7 @@ def main(argv: list[str] | None = None,
         return a.func(a)
     except extract.DecoderUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except spill.SpillFull as e:  # the machine's problem, met before anything of this call was stored
+        print(f"error: {e}; nothing of this call was stored", file=sys.stderr)
         return 2

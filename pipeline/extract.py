@@ -73,7 +73,14 @@ def tshark_field_args() -> list[str]:
     """tshark's arguments for the packets table's fields, as the reader parses them
     (also the benchmark's bare extraction, without the preferences above)."""
     return ["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,",
-            *(a for f in PACKET_FIELDS for a in ("-e", f.tshark))]
+            *(a for f in PACKET_FIELDS for a in ("-e", f.tshark)), "-e", "ip.proto"]
+
+
+# ip.proto (tshark's only, last column): whether the last IPv4 header carries the TCP
+# segment (TCP, or AH before it). When a frame has headers of both families, the row keeps
+# only the carrying family's addresses, as the native decoder does: with 6in4 or Teredo
+# the IPv4 header is the tunnel's, with 4in6 the IPv6 one is.
+_CARRIES_TCP = ("6", "51")
 
 
 def _tshark_env() -> dict[str, str]:
@@ -256,7 +263,7 @@ def read_tshark(path: Path) -> tuple[pl.DataFrame, list[str]]:
 
 def parse_fields(raw: bytes) -> pl.DataFrame:
     """Parse tshark's tab-separated field output into the typed packets table."""
-    names = [f.column for f in PACKET_FIELDS]
+    names = [f.column for f in PACKET_FIELDS] + ["ip_proto"]
     if not raw.strip():
         return pl.DataFrame(schema=PACKETS)
     df = pl.read_csv(
@@ -290,7 +297,19 @@ def parse_fields(raw: bytes) -> pl.DataFrame:
             exprs.append(first.alias(f.column))
         else:
             exprs.append(first.cast(dtype, strict=False).alias(f.column))
-    return _dss_values(df, df.select(exprs))
+    return _innermost(df, _dss_values(df, df.select(exprs)))
+
+
+def _innermost(raw: pl.DataFrame, out: pl.DataFrame) -> pl.DataFrame:
+    """Only the carrying family's addresses in a frame with headers of both (above)."""
+    both = out["ip_src"].is_not_null() & out["ip6_src"].is_not_null()
+    if not both.any():
+        return out
+    v4 = raw["ip_proto"].str.split(",").list.last().is_in(_CARRIES_TCP)
+    drop4, drop6 = both & ~v4, both & v4
+    return out.with_columns(
+        *(pl.when(pl.lit(drop4)).then(None).otherwise(pl.col(c)).alias(c) for c in ("ip_src", "ip_dst")),
+        *(pl.when(pl.lit(drop6)).then(None).otherwise(pl.col(c)).alias(c) for c in ("ip6_src", "ip6_dst")))
 
 
 def _dss_values(raw: pl.DataFrame, out: pl.DataFrame) -> pl.DataFrame:

@@ -28,13 +28,25 @@ from pathlib import Path
 import polars as pl
 
 from . import sanity
-from .procs import pid_alive
+from .procs import FS_FAULTS, pid_alive
 
 SYN, FIN, RST = 0x02, 0x01, 0x04
 SENDER = ["stream", "src", "sport"]
 
 
 PREFIX = "mptcp-lab-spill-"
+
+
+class SpillFull(RuntimeError):
+    """The spill's folder could not take a piece (full, read-only, over quota); the
+    message names the folder and how to choose another (TMPDIR)."""
+
+
+def _full(where: Path, e: OSError) -> SpillFull | None:
+    if not any(w in str(e) for w in FS_FAULTS):
+        return None
+    return SpillFull(f"the spill folder {where} could not take the capture's pieces ({e}): a long capture is "
+                     f"decoded piece by piece into the temporary folder; set TMPDIR to a folder with room")
 
 
 class Spill:
@@ -44,8 +56,12 @@ class Spill:
     by the next one."""
 
     def __init__(self, where: str | Path | None = None) -> None:
-        _remove_stale(Path(where or tempfile.gettempdir()))
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=where))
+        base = Path(where or tempfile.gettempdir())
+        _remove_stale(base)
+        try:
+            self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base))
+        except OSError as e:
+            raise (_full(base, e) or e) from e
         self.files: list[Path] = []
         self.rows = 0
         self._numbers = itertools.count()
@@ -70,8 +86,11 @@ class Spill:
         """``frame`` in a file of its own in the spill's folder (from any thread)."""
         with self._naming:
             path = self.dir / f"{next(self._numbers):06d}.arrow"
-        # uncompressed: read back memory-mapped, piece by piece, at disk speed
-        frame.write_ipc(path, compression="uncompressed")
+        try:  # uncompressed: read back memory-mapped, piece by piece, at disk speed
+            frame.write_ipc(path, compression="uncompressed")
+        except OSError as e:
+            path.unlink(missing_ok=True)
+            raise (_full(self.dir, e) or e) from e
         with self._naming:
             self.files.append(path)
         return path

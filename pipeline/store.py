@@ -39,7 +39,7 @@ from .inputs import not_duckdb, not_regular
 from .inserts import Arrow, insert
 from .labels import of_runs
 from .migrate import columns, ensure_schema
-from .procs import pid_alive
+from .procs import FS_FAULTS, pid_alive
 from .tables import meta_tables_of
 
 if TYPE_CHECKING:
@@ -578,8 +578,7 @@ def upsert(tables: dict[str, pl.DataFrame], db: str | os.PathLike, keys: Keys,
 
 
 # what DuckDB says when the file system, not the data, stops a write
-_FS_FAULTS = ("No space left on device", "Read-only file system", "Permission denied", "Disk quota exceeded",
-              "Could not write file", "Could not open file")
+_FS_FAULTS = (*FS_FAULTS, "Could not write file", "Could not open file")
 
 
 def _upsert_locked(real: Path, db: str | os.PathLike, tables: dict[str, pl.DataFrame], keys: Keys,

@@ -135,3 +135,41 @@ def test_the_digest_finds_a_reused_four_tuple_whatever_the_pieces(tmp_path):
         for at in range(0, p.height, size):
             d.feed(p.slice(at, size))
         assert flows.split_reused_streams(d.rows())[1] == want, size
+
+
+@pytest.fixture
+def tiny_tmp(tmp_path):
+    """A 64-KiB file system (tmpfs, as root) to spill into; skipped where none can be mounted."""
+    import os
+    import subprocess
+    where = tmp_path / "tiny"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root to mount a tiny tmpfs")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_a_full_spill_folder_is_named_with_how_to_choose_another(tiny_tmp):
+    s = spill.Spill(where=tiny_tmp)
+    with pytest.raises(spill.SpillFull, match=f"{tiny_tmp}.*No space left on device.*TMPDIR"):
+        s.add(pl.DataFrame({"a": list(range(100_000))}))
+    assert s.files == [] and list(s.dir.iterdir()) == []  # the partial piece is not left behind
+    s.close()
+
+
+def test_analyze_with_a_full_spill_exits_2_and_stores_nothing(tiny_tmp, tmp_path, monkeypatch, capsys):
+    from pipeline import cli
+    monkeypatch.setenv("TMPDIR", str(tiny_tmp))
+    monkeypatch.setenv("MPTCP_LAB_STREAM_FROM", "0")  # every capture streamed, so spilled
+    monkeypatch.setattr("tempfile.tempdir", None)  # gettempdir() reads TMPDIR again
+    db = tmp_path / "lab.duckdb"
+    pcap = next(p for p in SAMPLES if p.suffix == ".pcap" and p.stat().st_size > 200_000)
+    rc = cli.main(["analyze", str(pcap), "--db", str(db), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "spill folder" in err and "TMPDIR" in err and "nothing of this call was stored" in err
+    assert "internal error" not in err and not db.exists()

@@ -318,9 +318,11 @@ def fig12_points(carrier: str, path: str, ests: pl.DataFrame, xs, ys, color, y_l
     name, _ = fig12_row(carrier, path)
     e = ests.filter(pl.col("path") == name)
     h = e.filter(pl.col("id") == "chen-fig12-wifi-p90").with_columns(x=pl.col("value"), y=pl.lit(0.1))
+    # on the log axis a share of 0 has no place: drawn at its floor (the tooltip keeps the value)
     v = e.filter(pl.col("id") == "chen-fig12-sprint-over-100ms").with_columns(
-        x=pl.lit(100.0), y=pl.col("value") / 100, y_lo=pl.max_horizontal(pl.col("ci_low") / 100, pl.lit(y_lo)),
-        y_hi=pl.col("ci_high") / 100)
+        x=pl.lit(100.0), y=pl.max_horizontal(pl.col("value") / 100, pl.lit(y_lo)),
+        y_lo=pl.max_horizontal(pl.col("ci_low") / 100, pl.lit(y_lo)),
+        y_hi=pl.max_horizontal(pl.col("ci_high") / 100, pl.lit(y_lo)))
     tip = ["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
            alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N"]
     out = []

@@ -426,8 +426,10 @@ impl State {
         c.flags[r] = seg.flags;
         c.ip_id[r] = seg.ip_id;
         c.checksum[r] = seg.checksum;
-        c.ip4[r] = ip4;
-        if let Some(pair) = ip6 {
+        // With a tunnel of both families (6in4, Teredo, 4in6) the row keeps only the
+        // innermost header's addresses, the connection's: the outer ones are the tunnel's.
+        c.ip4[r] = if v6 { None } else { ip4 };
+        if let (true, Some(pair)) = (v6, ip6) {
             c.ip6.push((row, pair));
         }
         let mp = &seg.mptcp;

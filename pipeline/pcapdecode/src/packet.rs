@@ -11,7 +11,8 @@
 //! label stacks, PPPoE sessions and 802.3 frames with LLC/SNAP. The addresses kept are
 //! the innermost IP header's of each family, and `inner_v6` says which family is
 //! innermost: the one the TCP segment rides in (tshark's `tcp.stream` keys on it too; its
-//! `ip.src` lists every header's, and the pipeline reads the last).
+//! `ip.src` lists every header's, and the pipeline reads the last). A row keeps only that
+//! family's addresses (decoder.rs): with 6in4 or Teredo the outer IPv4 is the tunnel's.
 
 use etherparse::{
     EtherType, Ethernet2HeaderSlice, IpNumber, Ipv4HeaderSlice, Ipv6ExtensionsSlice, Ipv6HeaderSlice,
