@@ -16,3 +16,12 @@ def test_a_plan_round_trips_and_says_what_it_asks(tmp_path):
     assert got["a-claim"].text("chen", 20).startswith("planned n = 15 runs per group (")
     assert got["b-claim"].text("chen", 5).startswith("undecidable here: g2 would need more than 100 runs per group")
     assert plans.load(tmp_path / "none") == {}
+    # a group short of its plan decides nothing; one beyond the budget never does
+    a, b = got["a-claim"], got["b-claim"]
+    assert a.short_of("g1", 5) and not a.short_of("g1", 8) and a.short_of("g2", 10) and not a.short_of("g2", 15)
+    assert b.short_of("g2", 1000) and not b.short_of("g1", 5)
+    over = plans.write(tmp_path, {"c-claim": {"g1": 50}}, 20, "pilot")
+    c = plans.load(over.parent)["c-claim"]
+    assert c.undecidable and c.short_of("g1", 60)
+    assert c.text("deng") == ("undecidable here: g1 would need 50 runs per group to be covered and decided, beyond "
+                              "the budget of 20 (papers/deng/planned_n.yaml, pilot pilot)")
