@@ -46,6 +46,7 @@ from .inventory import Band, Entry
 
 if TYPE_CHECKING:  # pragma: no cover
     from .measure import Facts, Measure
+    from .plans import Plan
     from .stats import Estimate
 
 AGREE, DISAGREE, INCONCLUSIVE, UNDERPOWERED = "agree", "disagree", "inconclusive", "underpowered"
@@ -100,6 +101,8 @@ class Claim:
     basis: str = OUTCOME  # module doc; CALIBRATION is set from calibration.yaml (papers.registry)
     basis_reason: str = ""  # why the basis is not OUTCOME
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # the runs per group planned before the capture (papers/plans.py; None: no plan)
+    plan: "Plan | None" = None
 
     def __post_init__(self):
         if self.basis not in BASES:

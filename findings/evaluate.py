@@ -144,9 +144,15 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
     all_checks = tuple(dict.fromkeys(k for ids in rests_on.values() for k in ids))
     gated = {g.label: failing(rests_on[g.label], checks) for g, _ in done} if checks is not None else {}
     parts, grows = [], []
+    # groups measured with fewer runs than the plan asks (findings.plans): coverage unchecked there
+    below = {g.label: e.n for g, e in done if not gated.get(g.label) and c.plan is not None
+             and c.plan.short_of(g.label, e.n)}
     for g, e in done:
         if gated.get(g.label):
             mv = dv = NOT_COMPARABLE
+        elif g.label in below:
+            mv = DIRECTION_ONLY if magnitude(c, [(g.label, e)], numbers)[0] == DIRECTION_ONLY else UNDERPOWERED
+            dv = NO_DIRECTION if c.direction is None else UNDERPOWERED
         else:
             mv, _ = magnitude(c, [(g.label, e)], numbers)
             dv, _ = direction(c, [(g.label, e)])
@@ -174,17 +180,46 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
                     f"the conditions its groups were measured under do not hold here: {excluded}", e0, len(done),
                     done[0][0].label, detail, ns=[e.n for _, e in done], checks=all_checks, excluded=excluded), grows
     ns = [e.n for _, e in judged]
-    mv, mg = magnitude(c, judged, numbers)
-    dv, dg = direction(c, judged)
-    label = mg or dg or judged[0][0]
-    est = dict(judged)[label]
-    # the intervals were made at the Bonferroni level of every computed group (gated or not)
-    reason = _reason(c, mv, dv, label, est, numbers.get(label))
+    if below:
+        mv, dv, label, reason = _short_of_plan(c, judged, below, numbers)
+        est = dict(judged)[label]
+    else:
+        mv, mg = magnitude(c, judged, numbers)
+        dv, dg = direction(c, judged)
+        label = mg or dg or judged[0][0]
+        est = dict(judged)[label]
+        # the intervals were made at the Bonferroni level of every computed group (gated or not)
+        reason = _reason(c, mv, dv, label, est, numbers.get(label))
     if excluded:
         reason = join_sentences(f"judged on the {len(judged)} of {len(done)} groups whose conditions hold here; not "
                                 f"comparable: {excluded}", reason)
     return _row(c, mv, dv, reason, est, len(judged), label, detail, underpowered=mv == UNDERPOWERED, ns=ns,
                 checks=all_checks, excluded=excluded, number=numbers.get(label)), grows
+
+
+def _short_of_plan(c: Claim, judged: list[tuple[str, Estimate]], below: dict[str, int],
+                   numbers: dict[str, PaperNumber]) -> tuple[str, str, str, str]:
+    """(magnitude, direction, deciding group, reason) of a claim some of whose groups have
+    fewer runs than its plan: those decide nothing (their intervals' coverage was checked
+    only at the planned n), so only a disagreement of the others stands; otherwise the
+    claim is underpowered, and says its plan."""
+    full = [(g, e) for g, e in judged if g not in below]
+    mv, mg = magnitude(c, full, numbers) if full else (UNDERPOWERED, "")
+    dv, dg = direction(c, full) if full else (UNDERPOWERED, "")
+    if mv != DISAGREE:
+        mv, mg = (DIRECTION_ONLY if magnitude(c, judged, numbers)[0] == DIRECTION_ONLY else UNDERPOWERED), ""
+    if dv not in (DISAGREE, NO_DIRECTION):
+        dv, dg = UNDERPOWERED, ""
+    label = mg or dg or next(iter(below))
+    k = c.plan.groups.get(label, c.plan.n) if label in below else None
+    where = ", ".join(f"{g} ({n} runs)" for g, n in list(below.items())[:3]) + (", ..." if len(below) > 3 else "")
+    reason = c.plan.text(c.paper, below.get(label) if k is not None else None)
+    if not c.plan.undecidable:
+        reason = join_sentences(reason, f"fewer runs than planned in {where}: coverage is checked at the planned n, "
+                                        f"so these groups decide nothing")
+    if DISAGREE in (mv, dv):
+        reason = join_sentences(_reason(c, mv, dv, label, dict(judged)[label], numbers.get(label)), reason)
+    return mv, dv, label, reason
 
 
 def join_sentences(*parts: str) -> str:
@@ -210,12 +245,16 @@ def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, number: PaperNu
         eff = number.effect if number else c.effect
         lead = (f"{ours} is wider ({_fmt(hi - lo)}) than the paper's effect ({_fmt(eff)}): more runs are "
                 f"needed to decide")
+        if c.plan is not None:
+            lead = join_sentences(lead, c.plan.text(c.paper, e.n))
     elif mv == "disagree":
         lead = f"{ours} lies outside the band [{_fmt(b.low)}, {_fmt(b.high)}]"
     elif mv == AGREE:
         lead = f"magnitude agrees; direction {dv} ({ours})"
     else:
         lead = f"{ours} overlaps the band's edge [{_fmt(b.low)}, {_fmt(b.high)}]"
+        if c.plan is not None:  # whether more runs would decide, planned before the capture
+            lead = join_sentences(lead, c.plan.text(c.paper, e.n))
     return lead + (f". Likely why: {c.mismatch}" if c.mismatch and "disagree" in (mv, dv) else "")
 
 

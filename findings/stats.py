@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Callable
 
@@ -84,6 +85,7 @@ def t_cdf(t: float, df: float) -> float:
     return 1 - tail if t > 0 else tail
 
 
+@lru_cache(maxsize=4096)  # a pure function asked the same (p, df) over and over (coverage: thousands of times)
 def t_quantile(p: float, df: float) -> float:
     """The p-quantile of Student's t with ``df`` degrees of freedom (bisection)."""
     if df <= 0 or not 0 < p < 1:
@@ -91,6 +93,8 @@ def t_quantile(p: float, df: float) -> float:
     lo, hi = -1e4, 1e4
     for _ in range(200):
         mid = (lo + hi) / 2
+        if mid in (lo, hi):  # the two ends are adjacent floats: no later step changes them
+            break
         if t_cdf(mid, df) < p:
             lo = mid
         else:

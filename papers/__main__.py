@@ -1,4 +1,4 @@
-"""python -m papers {findings,replicate,calibrate}: the papers' claims judged on a lab
+"""python -m papers {findings,replicate,calibrate,coverage}: the papers' claims judged on a lab
 database, a replicate compared with the reference, and calibration runs of a link profile."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ COMMANDS = {
     "findings": "the findings table, lab checks and group estimates of a lab database",
     "replicate": "do the verdicts hold on a replicate captured with another seed?",
     "calibrate": "capture a slice of a campaign with changed link settings and judge the paper's conditions on it",
+    "coverage": "the intervals' coverage on run values shaped like the reference's own",
 }
 
 
@@ -25,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
         from .findings_cli import main as run
     elif argv[0] == "replicate":
         from .replicate import main as run
+    elif argv[0] == "coverage":
+        from .coverage import main as run
     else:
         from .calibrate import main as run
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")

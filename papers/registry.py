@@ -17,6 +17,7 @@ import yaml
 from findings import inventory
 from findings.claim import CALIBRATION, CONDITION, OUTCOME, READING, Claim
 from findings.inventory import Entry, InventoryError
+from findings.plans import load as load_plans
 
 from . import PAPERS
 
@@ -132,7 +133,11 @@ def paper_claims(paper: str) -> list[Claim]:
     unknown = sorted(set(sized_from(paper)) - known)
     if unknown:
         raise InventoryError(f"{calibration_file(paper)}: sized_from names rows that do not exist: {unknown}")
-    return [_with_basis(c) for c in out]
+    plans = load_plans(PAPERS[paper].folder)
+    unknown = sorted(set(plans) - known)
+    if unknown:
+        raise InventoryError(f"papers/{paper}/planned_n.yaml: plans for rows that do not exist: {unknown}")
+    return [dataclasses.replace(_with_basis(c), plan=plans.get(c.id)) for c in out]
 
 
 @lru_cache(maxsize=None)

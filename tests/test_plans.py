@@ -1,0 +1,27 @@
+"""Planned n (issue 41, findings.plans): written and read back, said in a verdict's reason."""
+from __future__ import annotations
+
+from findings import plans
+
+
+def test_a_plan_round_trips_and_says_what_it_asks(tmp_path):
+    f = plans.write(tmp_path, {"a-claim": {"g1": 8, "g2": 15}, "b-claim": {"g1": 5, "g2": None}}, 100,
+                    "data/reference at abc1234")
+    assert f.name == plans.FILE and not list(tmp_path.glob(".*.tmp"))
+    got = plans.load(tmp_path)
+    assert got["a-claim"].n == 15 and got["a-claim"].groups == {"g1": 8, "g2": 15}
+    assert got["b-claim"].n is None and got["b-claim"].budget == 100
+    assert got["a-claim"].text("chen", 5) == ("planned n = 15 runs per group, this capture has 5 "
+                                              "(papers/chen/planned_n.yaml, pilot data/reference at abc1234)")
+    assert got["a-claim"].text("chen", 20).startswith("planned n = 15 runs per group (")
+    assert got["b-claim"].text("chen", 5).startswith("undecidable here: g2 would need more than 100 runs per group")
+    assert plans.load(tmp_path / "none") == {}
+    # a group short of its plan decides nothing; one beyond the budget never does
+    a, b = got["a-claim"], got["b-claim"]
+    assert a.short_of("g1", 5) and not a.short_of("g1", 8) and a.short_of("g2", 10) and not a.short_of("g2", 15)
+    assert b.short_of("g2", 1000) and not b.short_of("g1", 5)
+    over = plans.write(tmp_path, {"c-claim": {"g1": 50}}, 20, "pilot")
+    c = plans.load(over.parent)["c-claim"]
+    assert c.undecidable and c.short_of("g1", 60)
+    assert c.text("deng") == ("undecidable here: g1 would need 50 runs per group to be covered and decided, beyond "
+                              "the budget of 20 (papers/deng/planned_n.yaml, pilot pilot)")
