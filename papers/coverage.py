@@ -57,6 +57,7 @@ whatever the lab's runs do; so the plan takes each paper's rate from its own run
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import multiprocessing
 import sys
@@ -66,10 +67,12 @@ from typing import Callable
 import duckdb
 import numpy as np
 
+from findings import plans
 from findings.claim import Claim
 from findings.measure import Facts
 from findings.stats import LEVEL, MIN_RUNS, Stat, t_quantile
 
+from . import PAPERS
 from .registry import all_claims
 
 LEVEL_MIN = 0.93  # the coverage every method must keep (issue 41)
@@ -398,11 +401,6 @@ def plan_all(pops: list[Population], sims: int = SIMS, jobs: int = 1) -> list[in
 
 
 def _write_plans(pops: list[Population], a: argparse.Namespace) -> None:
-    import csv
-
-    from findings import plans
-
-    from . import PAPERS
     ns = plan_all(pops, a.sims, a.jobs)
     rows = [{"claim": p.claim, "group": p.group, "kind": p.stat.kind, "text": p.stat.text,
              "runs": min(len(v) for v in p.runs.values()),
