@@ -19,8 +19,9 @@ SCALES: dict[str, Scale] = {s.name: s for s in (
     # quick run ids are partly the standard scale's: its captures are kept apart
     Scale("quick", False, "quick", "one or two runs per configuration, every campaign in < 30 min on 2 cores: "
                                    "a testbed check and the figures, not evidence"),
-    Scale("standard", True, "", "at least 5 runs in every compared group, every campaign within 4 hours on "
-                                "2 cores: what data/reference holds"),
+    Scale("standard", True, "", "the runs each claim's plan asks (papers/<paper>/planned_n.yaml: 5 to 20 in "
+                                "every compared group), the five campaigns within 10 hours on 2 cores: what "
+                                "data/reference holds"),
     # the paper scale plans the standard runs too, so both share data/raw
     Scale("paper", True, "", "the papers' own matrices (days on one host)"),
 )}

@@ -247,7 +247,7 @@ def _schema_error(v: jsonschema.Draft7Validator, doc, source: str, known_paths=T
     if e.validator == "additionalProperties":
         msg = msg.replace("Additional properties are not allowed", "unknown field")
         if known_paths and len(e.absolute_path) == 2 and e.absolute_path[0] == "scenarios":
-            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, only_sizes, only_ditg_profiles, only_congestion_controls, iperf3_down, sysctl_params, sysctls, unplug)"
+            msg += f" (paths: {', '.join(PATH_INDEX)}; keys: description, modes, only_sizes, only_ditg_profiles, only_congestion_controls, repetitions, repetitions_by_workload, iperf3_down, sysctl_params, sysctls, unplug)"
     elif e.validator == "propertyNames":
         msg = f"unknown key {e.instance!r}"
     elif e.validator == "enum":
@@ -571,6 +571,13 @@ def _campaign_workloads(doc: dict) -> list[tuple[str, int, float]]:
     return wls
 
 
+def _repetitions(doc: dict, scd: dict, tag: str) -> int:
+    """A workload's repetitions in a scenario: its own (``repetitions_by_workload``: the
+    runs a claim's plan asks, papers/<paper>/planned_n.yaml), the scenario's, the campaign's."""
+    by = scd.get("repetitions_by_workload") or {}
+    return int(by.get(tag, scd.get("repetitions", doc.get("repetitions", 1))))
+
+
 def _matrix_runs(doc: dict, spec, seed: int, cc: str) -> list[RunSpec]:
     """The campaign's matrix: per scenario (of ``only_scenarios``), mode, congestion
     control (MPTCP modes), primary path, workload and repetition, one run."""
@@ -582,6 +589,10 @@ def _matrix_runs(doc: dict, spec, seed: int, cc: str) -> list[RunSpec]:
         if only and sc not in only:
             continue
         sc_wls = scenario_workloads(scd, wls)
+        unknown = sorted(set(scd.get("repetitions_by_workload") or {}) - {workload_tag(*w) for w in sc_wls})
+        if unknown:
+            raise CampaignError(f"scenarios.{sc}.repetitions_by_workload: {unknown[0]!r} is not a workload this "
+                                f"scenario runs (it runs: {', '.join(workload_tag(*w) for w in sc_wls)})")
         for mode in (scd["modes"] if "modes" in scd else doc["modes"]):
             single = len(MODE_PATHS[mode]) == 1
             prims = list(MODE_PATHS[mode]) if single else doc.get("primary_paths", ["wifi"])
@@ -590,8 +601,8 @@ def _matrix_runs(doc: dict, spec, seed: int, cc: str) -> list[RunSpec]:
                 mtag = f"{mode}-{c}" if len(mp_ccs) > 1 and not single else mode
                 for prim in prims:
                     for wl, size, dur in sc_wls:
-                        for rep in range(1, int(scd.get("repetitions", doc.get("repetitions", 1))) + 1):
-                            tag = workload_tag(wl, size, dur)
+                        tag = workload_tag(wl, size, dur)
+                        for rep in range(1, _repetitions(doc, scd, tag) + 1):
                             specs.append(spec(f"{sc}_{mtag}_{tag}_{prim}_r{rep}", sc, mode=mode, workload=wl,
                                               size_bytes=size, duration_s=dur, primary_path=prim,
                                               repetition=rep, seed=seed, congestion_control=c,

@@ -372,6 +372,31 @@ def planned_n(p: Population, budget: int = PLAN_NS[-1], sims: int = SIMS) -> int
     return None
 
 
+def shortfalls(claims: list[Claim], facts: Facts) -> list[str]:
+    """The groups measured here with fewer runs than their claim's plan asks (within its
+    budget), and the planned groups this database has no runs for: on a synthetic database
+    of a campaign's standard scale (``papers.synthetic``, each run as often as the campaign
+    runs it), what a capture would leave undecided."""
+    out = []
+    for c in claims:
+        if c.plan is None or c.measure is None or c.not_reproducible:
+            continue
+        try:
+            groups = {g.label: g for g in c.measure(facts).groups}
+        except Exception as e:  # a claim that cannot compute here has no groups to count
+            groups, why = {}, f" ({type(e).__name__})"
+        else:
+            why = ""
+        for label, k in c.plan.groups.items():
+            if k is None or k > c.plan.budget:
+                continue
+            g = groups.get(label)
+            n = min((len(v) for v in g.samples.values()), default=0) if g is not None else 0
+            if n < k:
+                out.append(f"{c.id} / {label}: {n} runs, planned {k}{why}")
+    return out
+
+
 _POPS: list[Population] = []  # the populations a forked worker plans (their Stats hold lambdas: not picklable)
 
 
@@ -438,6 +463,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=BUDGET, help="most runs per group a capture may give a claim; a "
                     "group needing more is undecidable here (default: %(default)s)")
     ap.add_argument("--jobs", type=int, default=1, help="processes for --plan (default: %(default)s)")
+    ap.add_argument("--check-plans", action="store_true",
+                    help="list the groups of --db with fewer runs than planned (exit 1 if any): on a synthetic "
+                         "database of the standard scale (python -m papers.synthetic OUT.duckdb chen,cs244,deng,ditg,ferlin "
+                         "campaign), whether a "
+                         "capture at that scale runs every plan")
     a = ap.parse_args(argv)
     try:
         con = duckdb.connect(a.db, read_only=True)
@@ -445,6 +475,10 @@ def main(argv: list[str] | None = None) -> int:
     except (duckdb.Error, OSError) as e:
         print(f"error: {a.db}: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
+    if a.check_plans:
+        short = shortfalls(all_claims(), facts)
+        print("\n".join(short) or f"{a.db}: every planned group has its runs")
+        return 1 if short else 0
     if not (a.planned or a.plan):
         rows = coverage_table(populations(all_claims(), facts), a.n, a.sims)
         print(f"coverage at the nominal {LEVEL:.0%}, n = {a.n} runs per role, {a.sims} samples per group and shape")

@@ -1,7 +1,7 @@
 """A synthetic lab database conforming to ``pipeline.schema.TABLES``, for developing and
 testing the findings, notebooks and report without captures:
 
-    python -m papers.synthetic OUT.duckdb [PAPERS] [REPS]
+    python -m papers.synthetic OUT.duckdb [PAPERS] [REPS | campaign]
 
 Its runs are each paper's own test grid (``papers/<paper>/synthetic.py``): the runs of
 the paper's campaign at the standard scale (``capture.spec.expand``: the same scenarios,
@@ -186,11 +186,16 @@ class Builder:
             self.rows["app_latency"].append(dict(run_id=run_id, flow=1, seq=k, size_bytes=1024,
                                                  sent_s=t, received_s=t + d / 1000, delay_ms=d))
 
-    def campaign(self, paper_dir: Path, reps: int, latency_ms=None, scale: str = "standard") -> None:
-        """Every run of the paper's campaign at ``scale`` (one repetition of each), ``reps`` times."""
+    def campaign(self, paper_dir: Path, reps: int | None, latency_ms=None, scale: str = "standard") -> None:
+        """Every run of the paper's campaign at ``scale`` (one repetition of each), ``reps``
+        times; ``reps`` None: each as often as the campaign runs it (its repetitions, per
+        scenario and workload: what a capture at that scale gives each claim's groups)."""
         f = paper_dir / "campaign.yaml"
         seen = set()
         for s in expand(load(f, scale), base_dir=f.parent, scale=scale):
+            if reps is None:
+                self.spec_run(s, s.repetition, latency_ms)
+                continue
             key = s.run_id.rsplit("_r", 1)[0]
             if key in seen:
                 continue
@@ -208,8 +213,9 @@ class Builder:
         return store.write_duckdb(frames, path)
 
 
-def build(path: Path, papers: tuple[str, ...] | None = None, reps: int = 5) -> Path:
-    """Write a synthetic database of ``papers`` (default: every paper) to ``path``."""
+def build(path: Path, papers: tuple[str, ...] | None = None, reps: int | None = 5) -> Path:
+    """Write a synthetic database of ``papers`` (default: every paper) to ``path``; ``reps``
+    None: each run as often as its campaign's standard scale runs it."""
     b = Builder()
     for p in (PAPERS if papers is None else papers):
         PAPERS[p].module("synthetic").runs(b, reps)
@@ -221,5 +227,6 @@ def build(path: Path, papers: tuple[str, ...] | None = None, reps: int = 5) -> P
 if __name__ == "__main__":
     # python -m papers.synthetic OUT.duckdb [PAPER,...] [REPS]   (an empty list "" = no runs at all)
     papers = tuple(p for p in sys.argv[2].split(",") if p) if len(sys.argv) > 2 else None
-    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    # REPS "campaign": each run as often as its campaign's standard scale runs it
+    reps = (None if sys.argv[3] == "campaign" else int(sys.argv[3])) if len(sys.argv) > 3 else 5
     print(build(Path(sys.argv[1] if len(sys.argv) > 1 else "synthetic.duckdb"), papers=papers, reps=reps))

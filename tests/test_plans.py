@@ -25,3 +25,32 @@ def test_a_plan_round_trips_and_says_what_it_asks(tmp_path):
     assert c.undecidable and c.short_of("g1", 60)
     assert c.text("deng") == ("undecidable here: g1 would need 50 runs per group to be covered and decided, beyond "
                               "the budget of 20 (papers/deng/planned_n.yaml, pilot pilot)")
+
+
+def test_the_standard_scale_runs_every_plan(tmp_path):
+    """Each campaign's standard scale gives every planned group (within the budget) its
+    planned runs: counted on a synthetic database of that scale, each run as often as the
+    campaign runs it (the groups are the claims' own, so a plan the capture would leave
+    short shows here, before any capture)."""
+    import duckdb
+
+    from findings.measure import Facts
+    from papers.coverage import shortfalls
+    from papers.registry import all_claims
+    from papers.synthetic import build
+
+    db = build(tmp_path / "standard.duckdb", reps=None)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        claims = all_claims()
+        assert sum(c.plan is not None for c in claims) > 100
+        assert shortfalls(claims, Facts(con)) == []
+    finally:
+        con.close()
+    # five runs of everything (the reference's n) leaves the groups planned above five short
+    con = duckdb.connect(str(build(tmp_path / "five.duckdb", reps=5)), read_only=True)
+    try:
+        short = shortfalls(claims, Facts(con))
+    finally:
+        con.close()
+    assert "chen-coffee-close-to-best / coffee-att 4 MB (Table 4): 5 runs, planned 20" in short and len(short) > 20

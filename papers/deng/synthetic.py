@@ -3,5 +3,5 @@ values from the run's configured links (papers.synthetic), ``reps`` repetitions 
 from pathlib import Path
 
 
-def runs(builder, reps: int) -> None:
+def runs(builder, reps: int | None) -> None:
     builder.campaign(Path(__file__).parent, reps)

@@ -13,5 +13,5 @@ def latency_ms(spec, links: dict) -> float:
     return base
 
 
-def runs(builder, reps: int) -> None:
+def runs(builder, reps: int | None) -> None:
     builder.campaign(Path(__file__).parent, reps, latency_ms=latency_ms)
