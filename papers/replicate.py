@@ -7,7 +7,8 @@ claim of the replicated papers, this compares its verdicts with the reference's.
         --papers chen,deng --out results/replicate.csv [--markdown results/replicate.md]
 
 A verdict *holds* when it is the same on both; rows that are not computed on either
-(not reproducible here) are left out of the count.
+(not reproducible here) are left out of the count. The summary counts the decisive
+verdicts (agree or disagree) that held apart from every verdict's.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from findings.claim import NOT_REPRODUCIBLE
+from findings.claim import AGREE, DIRECTION_ONLY, DISAGREE, NOT_REPRODUCIBLE
 from findings.evaluate import _fmt, write_csv
 
 from .judge import findings
@@ -34,9 +35,18 @@ def compare(reference: pl.DataFrame, replicate: pl.DataFrame) -> pl.DataFrame:
 
 
 def summary(t: pl.DataFrame) -> str:
+    """How many verdicts held: first the decisive ones (a magnitude verdict agree or
+    disagree on the reference; then a direction-only row's decisive direction), apart
+    from every verdict's (where "inconclusive" holding on both says little)."""
+    decisive = t.filter(pl.col("magnitude_verdict").is_in([AGREE, DISAGREE]))
+    dir_only = t.filter(pl.col("magnitude_verdict") == DIRECTION_ONLY,
+                        pl.col("direction_verdict").is_in([AGREE, DISAGREE]))
+    held, dheld = int(decisive["magnitude_holds"].sum()), int(dir_only["direction_holds"].sum())
     m, d = int(t["magnitude_holds"].sum()), int(t["direction_holds"].sum())
-    return (f"{t.height} computed rows: the magnitude verdict held in {m} ({m / max(t.height, 1):.0%}), the "
-            f"direction verdict in {d} ({d / max(t.height, 1):.0%})")
+    return (f"{decisive.height} decisive magnitude verdicts (agree or disagree) on the reference: {held} held on "
+            f"the replicate; {dir_only.height} decisive direction-only verdicts: {dheld} held. Of all {t.height} "
+            f"computed rows, the magnitude verdict held in {m} ({m / max(t.height, 1):.0%}), the direction "
+            f"verdict in {d} ({d / max(t.height, 1):.0%})")
 
 
 def markdown(t: pl.DataFrame) -> str:

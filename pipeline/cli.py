@@ -12,10 +12,11 @@ from pathlib import Path
 
 import polars as pl
 
-from . import extract, labels, schema, spill, store, tables
+from . import extract, labels, schema, store, tables
 from .assemble import canonical_addr, problem, vantage_from_name
 from .beside import not_utf8
 from .inputs import run_pcaps
+from .procs import MachineFault
 
 EPILOG = """\
 examples:
@@ -152,7 +153,7 @@ def _plan(inputs: list[str], pair: bool = True) -> tuple[list[Path | Pair], list
 def _analyze_safely(item: Path | Pair, vantage: str | None, pm: dict[str, str], decoder: str,
                     decoded=None, given: labels.Labels | None = None) -> tuple[dict, store.Keys]:
     """An input's tables and the store keys they replace; never raises on bad input
-    (``extract.DecoderUnavailable``: the machine's problem, not the input's)."""
+    (``procs.MachineFault``: the machine's problem, not the input's)."""
     try:
         if isinstance(item, Pair):
             t = tables.analyze_run(item.client.parent, pm, decoder, decoded, given, pcaps=list(item))
@@ -162,7 +163,7 @@ def _analyze_safely(item: Path | Pair, vantage: str | None, pm: dict[str, str], 
             return t, store.Keys(runs=set(t["runs"]["run_id"].to_list()))
         t, keys = tables.analyze_pcap(item, vantage, pm, decoder, decoded, given)
         return t, store.Keys(traces=keys, facts=set(t["runs"]["run_id"].to_list()))
-    except (extract.DecoderUnavailable, spill.SpillFull):
+    except MachineFault:
         raise
     except Exception as e:  # a defect of ours: say so, keep the other inputs
         one = item.client if isinstance(item, Pair) else item
@@ -514,9 +515,6 @@ def main(argv: list[str] | None = None,
     a = build_parser(extra).parse_args(argv)
     try:
         return a.func(a)
-    except extract.DecoderUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except spill.SpillFull as e:  # the machine's problem, met before anything of this call was stored
+    except MachineFault as e:  # met before anything of this call was stored
         print(f"error: {e}; nothing of this call was stored", file=sys.stderr)
         return 2

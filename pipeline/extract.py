@@ -24,6 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from . import capfile, inputs
+from .procs import MachineFault
 from .inputs import CHUNK_ROWS, native_fields  # noqa: F401 - the decoder's settings, used here and by the bench
 from .schema import PACKET_FIELDS, PACKETS, TSHARK_PREFS
 
@@ -35,7 +36,7 @@ DEFAULT_DECODER = "native"
 PIECE_BATCHES = 8
 
 
-class DecoderUnavailable(RuntimeError):
+class DecoderUnavailable(MachineFault):
     """The chosen decoder cannot run on this machine; the message says how to fix it."""
 
 

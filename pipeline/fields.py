@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 # Who captured a trace: the paper's metrics each name theirs (Chen §3.3).
 VANTAGES = ("client", "server")
+SYN, ACK, FIN, RST = 0x02, 0x10, 0x01, 0x04  # the TCP flags of the tcp_flags field
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from . import mptcp
+from .fields import ACK, FIN, RST, SYN
 from .dsnmap import looked_up, map_data_ack, map_dsn
 
-SYN, ACK, FIN, RST = 0x02, 0x10, 0x01, 0x04
 EPHEMERAL = (32768, 60999)  # Linux's default ip_local_port_range
 DIRECTIONS = ("down", "up")  # server -> client, client -> server
 
@@ -29,6 +29,7 @@ TRACE_PACKETS: dict[str, pl.DataType] = {
     "payload_bytes": pl.UInt32,
     "rel_seq": pl.Int64,  # sequence number of the first byte, relative to the sender's ISN, unwrapped
     "rel_ack": pl.Int64,  # null when the ACK flag is off
+    "fin": pl.Boolean,  # the FIN flag (a FIN takes a sequence number: the per-ACK RTT times it)
     "dsn_rel": pl.Int64,  # data sequence number relative to the sender's IDSN (MPTCP data packets)
     # the DSS's DATA_ACK, relative to the IDSN of the data it acknowledges (the other end's):
     # the next data byte expected, in dsn_rel's numbering (null: none, or that key not captured)
@@ -76,7 +77,8 @@ _MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_d
 
 
 # What annotate_packets (and the DSN mapping after it) read of the packets.
-_ANNOTATE_INPUT = ("frame", "time_s", "stream", "src", "sport", "seq", "ack", "ackf", "payload_bytes", *_MAP_INPUT)
+_ANNOTATE_INPUT = ("frame", "time_s", "stream", "src", "sport", "seq", "ack", "ackf", "fin", "payload_bytes",
+                   *_MAP_INPUT)
 
 
 @dataclass
@@ -99,7 +101,7 @@ _KEPT = ("frame", "time_s", "frame_bytes", "cap_bytes", "ip_id", "stream", "spor
 def compact(p: pl.DataFrame) -> pl.DataFrame:
     """The packets table as ``sanity`` and ``build_trace`` read it: ``src``/``dst``
     (IPv4 or IPv6) and ``mp_subtypes`` as categoricals, and the flags they test
-    (``syn``, ``ackf``, ``mpc``, ``join``, ``dss``) as booleans. Row by row, so it can
+    (``syn``, ``ackf``, ``fin``, ``mpc``, ``join``, ``dss``) as booleans. Row by row, so it can
     be applied to each piece of a capture as it is decoded
     (``extract.read_packets(..., compact=compact)``)."""
     c = p.select(
@@ -110,6 +112,7 @@ def compact(p: pl.DataFrame) -> pl.DataFrame:
         mp_subtypes=pl.col("mp_subtypes").cast(pl.Categorical),
         syn=(pl.col("tcp_flags") & SYN) != 0,
         ackf=(pl.col("tcp_flags") & ACK) != 0,
+        fin=(pl.col("tcp_flags") & FIN) != 0,
     )
     # the subtype lists are a handful of strings in millions of rows: each is tested
     # once, the rows by its category's code
@@ -479,7 +482,7 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, p
     isns = sf.select("stream", "isn_server", "isn_client")
     got = _relative_numbers_native(p, isns)
     rel, bases = got if got is not None else _relative_numbers(p, isns)
-    p = p.select("frame", "time_s", "stream", "conn_id", "down", "payload_bytes", *_MAP_INPUT)
+    p = p.select("frame", "time_s", "stream", "conn_id", "down", "payload_bytes", "fin", *_MAP_INPUT)
     return p.hstack(rel), seq_bases_of(bases)
 
 

@@ -160,15 +160,19 @@ def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | No
 
 
 def timed_segments(p: pl.DataFrame, data: pl.DataFrame, directions: list[str]) -> pl.DataFrame:
-    """What the per-ACK RTT times: ``data``'s first transmissions and the SYNs of
+    """What the per-ACK RTT times: ``data``'s first transmissions and the SYNs and FINs of
     ``directions`` (those the data went), as ``stream, down, direction, time_s, frame, end``.
-    A SYN takes one sequence number (rel_seq 0 is the ISN: only a SYN has it) and its ACK
-    times it, as tshark does."""
-    syn = p.filter(pl.col("rel_seq") == 0, pl.col("payload_bytes") == 0,
-                   pl.col("direction").is_in(directions)).select(
+    A SYN or a FIN takes one sequence number (rel_seq 0 is the ISN: only a SYN has it; a
+    FIN's is the one after its payload) and the ACK of it times it, as tshark does: without
+    it, the ACK of a FIN timed the last data segment before it."""
+    own = pl.col("direction").is_in(directions)
+    syn = p.filter(pl.col("rel_seq") == 0, pl.col("payload_bytes") == 0, own).select(
         "stream", "down", "direction", "time_s", "frame", end=pl.lit(1, pl.Int64))
+    fin = p.filter(pl.col("fin"), pl.col("rel_seq").is_not_null(), own).select(
+        "stream", "down", "direction", "time_s", "frame",
+        end=(pl.col("rel_seq") + pl.col("payload_bytes") + 1).cast(pl.Int64))
     return (pl.concat([data.filter(~pl.col("retx")).select("stream", "down", "direction", "time_s", "frame", "end"),
-                       syn])
+                       syn, fin])
             .select("stream", pl.col("down").fill_null(False), "direction", "time_s", "frame", "end"))
 
 

@@ -1,7 +1,8 @@
 """Whether a process still lives: the writers of temporary files (a store's copies, a
-spill's folders) name their pid, and what a dead writer left is removed; and what a
-file system says when it, not the data, stops such a write. Its own module so the
-spill (below the tables) and the store (above them) share it."""
+spill's folders) name their pid, and what a dead writer left is removed; what a file
+system says when it, not the data, stops such a write; and the faults of the machine,
+not of an input, that stop a call. Its own module so the spill and the decoders (below
+the tables) and the store and the command line (above them) share it."""
 from __future__ import annotations
 
 import os
@@ -9,6 +10,12 @@ import os
 # an OSError's (or DuckDB's) words when the file system refuses a write: the machine's
 # problem, said in one line, never an internal error
 FS_FAULTS = ("No space left on device", "Read-only file system", "Permission denied", "Disk quota exceeded")
+
+
+class MachineFault(RuntimeError):
+    """The machine's problem, not the input's (a decoder that cannot run, a spill folder
+    that cannot take a piece): the tables re-raise it past their per-input catch-all, and
+    the command line stops with its message in one line, exit 2, nothing of the call stored."""
 
 
 def pid_alive(pid: int) -> bool:

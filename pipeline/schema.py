@@ -473,7 +473,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "rtt_median_ms": "median of its RTT samples [ms]",
         "rtt_max_ms": "largest of its RTT samples [ms]",
         "rtt_ack_samples": "per-ACK RTT samples (tshark's ack_rtt: each ACK that moved its cumulative ACK "
-                           "times the last segment it covers), on the sender's trace only [count]",
+                           "times the last segment, SYN or FIN it covers), on the sender's trace only [count]",
         "rtt_ack_median_ms": "median of its per-ACK RTT samples [ms]",
         "handshake_captured": "its SYN and SYN/ACK were both captured [flag]",
     },

@@ -28,16 +28,16 @@ from pathlib import Path
 import polars as pl
 
 from . import sanity
-from .procs import FS_FAULTS, pid_alive
+from .fields import FIN, RST
+from .procs import FS_FAULTS, MachineFault, pid_alive
 
-SYN, FIN, RST = 0x02, 0x01, 0x04
 SENDER = ["stream", "src", "sport"]
 
 
 PREFIX = "mptcp-lab-spill-"
 
 
-class SpillFull(RuntimeError):
+class SpillFull(MachineFault):
     """The spill's folder could not take a piece (full, read-only, over quota); the
     message names the folder and how to choose another (TMPDIR)."""
 

@@ -19,7 +19,8 @@ from . import ditg, flows, labels, metadoc, metrics, owd, sanity, schema, seqgra
 from .assemble import (OWD_HALF, Measures, Tables, assemble, connection_starts, problem, sending_receiving,
                        vantage_from_name, which_vantage)
 from .inputs import not_regular, sort_pcaps
-from .spill import Spill, SpillFull
+from .procs import MachineFault
+from .spill import Spill
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 from .labels import Labels
 
@@ -46,7 +47,7 @@ def analyze_trace(
             got = streamed.analyze(pcap, run_id, vantage, path_map, decoded, paired=paired)
         except ExtractError as e:
             return {}, [problem(run_id, source, "extract", str(e))]
-        except SpillFull:  # the machine's problem, not this file's: the call stops (cli)
+        except MachineFault:  # the machine's problem, not this file's: the call stops (cli)
             raise
         except Exception as e:  # a defect of ours: this file gets a row, the others go on
             return {}, [_internal(run_id, source, e)]
@@ -60,7 +61,7 @@ def analyze_trace(
     problems += [problem(run_id, source, "extract", w) for w in ex.warnings]
     try:
         return _analyze_packets(ex, run_id, source, pcap, vantage, path_map, problems, decoded, paired)
-    except SpillFull:
+    except MachineFault:
         raise
     except Exception as e:  # a defect of ours: this file gets a row, the others go on
         return {}, problems + [_internal(run_id, source, e)]

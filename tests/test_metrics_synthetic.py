@@ -3,6 +3,7 @@
 Times are chosen so each expected number can be read off the exchange; pcap
 timestamps have microsecond resolution, hence the 1e-3 ms tolerance.
 """
+import subprocess
 from pathlib import Path
 
 import polars as pl
@@ -792,6 +793,26 @@ def test_per_ack_rtt_times_one_segment_per_ack(tmp_path):
     assert sub["rtt_median_ms"] == pytest.approx(150.0, abs=1e-6)
     client = analyze(write(tmp_path / "client.pcap", single_path("client")), vantage="client")
     assert client["subflows"].filter(direction="down")["rtt_ack_samples"].to_list() == [None]  # receiver's trace
+
+
+def test_per_ack_rtt_times_a_fin_as_tshark_does(tmp_path):
+    """The ACK of a FIN times the FIN (one sequence number, as a SYN), as tshark's ack_rtt
+    does, not the last data segment before it. Server trace: the SYN/ACK timed 100 ms, the
+    segment 300 ms (its ACK at 450 ms), the FIN sent at 500 ms and acked at 600 ms: 100 ms
+    (timing the segment instead gave 450 ms and a median of 300)."""
+    sf = Subflow("10.0.1.2", "10.0.0.1", 40001)
+    tcp_handshake(sf, 0.050, 0.050, 0.150)
+    sf.request(0.150)
+    sf.data(0.150, 1, 1000, client_rel_seq=101)
+    sf.ack(0.450, 1001, client_rel_seq=101)
+    sf._pkt(0.500, False, "FA", sf.isn_s + 1001, sf.isn_c + 101)
+    sf.ack(0.600, 1002, client_rel_seq=101)
+    f = write(tmp_path / "server.pcap", sf)
+    sub = analyze(f, vantage="server")["subflows"].filter(direction="down").row(0, named=True)
+    assert sub["rtt_ack_samples"] == 3 and sub["rtt_ack_median_ms"] == pytest.approx(100.0, abs=1e-6)
+    out = subprocess.run(["tshark", "-n", "-r", str(f), "-Y", "tcp.analysis.ack_rtt && tcp.srcport == 40001",
+                          "-T", "fields", "-e", "tcp.analysis.ack_rtt"], capture_output=True, text=True, check=True)
+    assert sorted(round(float(x) * 1000, 3) for x in out.stdout.split()) == [100.0, 100.0, 300.0]
 
 
 # --- a subflow past 4 GB: the DSS's 32-bit subflow sequence numbers wrap -----------
