@@ -211,9 +211,8 @@ def _short_of_plan(c: Claim, judged: list[tuple[str, Estimate]], below: dict[str
     if dv not in (DISAGREE, NO_DIRECTION):
         dv, dg = UNDERPOWERED, ""
     label = mg or dg or next(iter(below))
-    k = c.plan.groups.get(label, c.plan.n) if label in below else None
     where = ", ".join(f"{g} ({n} runs)" for g, n in list(below.items())[:3]) + (", ..." if len(below) > 3 else "")
-    reason = c.plan.text(c.paper, below.get(label) if k is not None else None)
+    reason = c.plan.text(c.paper, below.get(label))
     if not c.plan.undecidable:
         reason = join_sentences(reason, f"fewer runs than planned in {where}: coverage is checked at the planned n, "
                                         f"so these groups decide nothing")

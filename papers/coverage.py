@@ -405,13 +405,21 @@ def _plan_one(i_sims: tuple[int, int]) -> int | None:
     return planned_n(_POPS[i], sims=sims)
 
 
+def same_group(p: Population) -> tuple | None:
+    """What makes two claims' populations one (claims share groups: the same statistic,
+    runs, band and outlier rates); None for a ``boot`` statistic, whose function is each
+    claim's own."""
+    if p.stat.kind == "boot":
+        return None
+    return (p.stat.kind, p.stat.text, p.stat.scale, p.stat.shift, p.stat.bounds, p.band,
+            tuple((k, v.tobytes()) for k, v in sorted(p.runs.items())), p.outliers)
+
+
 def plan_all(pops: list[Population], sims: int = SIMS, jobs: int = 1) -> list[int | None]:
     """``planned_n`` of every population (up to the largest PLAN_NS), on ``jobs`` forked
     processes, each distinct group once (claims share groups: same statistic, runs and band)."""
     global _POPS
-    key = [(p.stat.kind, p.stat.text, p.stat.scale, p.stat.shift, p.stat.bounds, p.band,
-            tuple((k, v.tobytes()) for k, v in sorted(p.runs.items())), p.outliers)
-           if p.stat.kind != "boot" else i for i, p in enumerate(pops)]  # a boot's fn is per claim
+    key = [same_group(p) or i for i, p in enumerate(pops)]
     first = {k: i for i, k in reversed(list(enumerate(key)))}
     todo = sorted(set(first.values()))
     _POPS = pops

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from findings.measure import Facts
-from papers.coverage import LEVEL_MIN, SHAPES, applies, coverage, populations
+from papers.coverage import LEVEL_MIN, SHAPES, applies, coverage, populations, same_group
 from papers.registry import all_claims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,8 +60,8 @@ def test_coverage_on_the_labs_shapes_at_the_planned_n(pops):
         k = plans[p.claim].groups[p.group]
         if k is None or k > plans[p.claim].budget:
             continue
-        key = (p.stat.kind, p.stat.text, p.band, k, tuple(v.tobytes() for v in p.runs.values()))
-        if p.stat.kind != "boot" and key in seen:
+        key = same_group(p)
+        if key is not None and key in seen:
             continue  # claims share groups
         seen.add(key)
         for sh in SHAPES:
