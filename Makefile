@@ -104,7 +104,7 @@ test: system venv linkem cc thirdparty lint
 RESULTS := results$(if $(SCALE),/$(SCALE))
 RAW      = $(shell $(BIN)/python -m capture scales --raw-dir $(SCALE))
 reproduce-all: system venv linkem cc
-	$(BIN)/snakemake --cores $(CORES) reproduce_all --logger mptcp-lab $(if $(SCALE),--config capture=true scale=$(SCALE) results_dir=$(RESULTS) raw_dir=$(RAW))
+	$(BIN)/snakemake --cores $(CORES) reproduce_all --logger mptcp-lab $(if $(SCALE),--logger-mptcp-lab-scale $(SCALE) --config capture=true scale=$(SCALE) results_dir=$(RESULTS) raw_dir=$(RAW))
 	@# exit 3 when a failed capture left a judged paper with fewer runs than planned; and,
 	@# also when Snakemake had nothing to do ("up to date": the report predates this make),
 	@# where the report is and how many findings it has

@@ -9,6 +9,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from pipeline.extras import missing
+
 from .scales import SCALES, raw_dir
 from .util import LINKEM, REPO, Interrupted, linkem_available, signals_raise
 
@@ -169,6 +171,9 @@ def cmd_sweep(a) -> int:
 
 
 def main(argv=None) -> int:
+    if need := missing("numpy", "capture", "python -m capture"):
+        print(f"error: {need}", file=sys.stderr)
+        return 2
     p = argparse.ArgumentParser(prog="python -m capture", description=__doc__ + "\nMPTCP measurement testbed "
                                 "(network namespaces, linkem/tbf links, nginx+wget or D-ITG, tcpdump both ends).")
     p.add_argument("-v", "--verbose", action="store_true", help="log every command")

@@ -25,6 +25,8 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from pipeline.frames import frame
+
 from . import stats
 from .measure import values
 
@@ -100,7 +102,7 @@ def run_values(con: duckdb.DuckDBPyConnection, key: str) -> pl.DataFrame:
     if not _has_labels(con):
         raise CompareError("it holds no labels (no run_labels table: written before labels existed); give runs "
                            "labels with analyze --label KEY=VALUE or --labels FILE.csv")
-    return pl.from_arrow(con.sql(RUN_VALUES, params=[key]).to_arrow_table())
+    return frame(con, RUN_VALUES, [key])
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from .provenance import runs_per_group
 from .stats import LEVEL, MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
 
 COLUMNS = ["id", "paper", "kind", "basis", "basis_reason", "claim", "source", "says", "paper_value", "paper_text",
-           "band_low", "band_high", "tolerance", "direction", "statistic", "unit", "config", "checks", "group",
+           "band_low", "band_high", "tolerance", "paper_direction", "statistic", "unit", "config", "checks", "group",
            "our_value", "ci_low", "ci_high", "ci_level", "n", "n_groups", "runs_per_group", "magnitude_verdict",
            "direction_verdict", "underpowered", "not_comparable_groups", "reason", "detail", "data"]
 FLOATS = ("paper_value", "band_low", "band_high", "our_value", "ci_low", "ci_high", "ci_level")
@@ -40,7 +40,7 @@ SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {c: pl.Float64 for c in FLOATS} | {
 # some group rests on; not_comparable_groups: the groups left unjudged, each with the
 # checks that fail there
 GROUP_COLUMNS = ["id", "paper", "kind", "group", "value", "ci_low", "ci_high", "ci_level", "ci_low_adj", "ci_high_adj",
-                 "ci_level_adj", "n", "checks", "magnitude", "direction"]
+                 "ci_level_adj", "n", "checks", "magnitude_verdict", "direction_verdict"]
 GROUP_SCHEMA = {c: pl.Utf8 for c in GROUP_COLUMNS} | {c: pl.Float64 for c in (
     "value", "ci_low", "ci_high", "ci_level", "ci_low_adj", "ci_high_adj", "ci_level_adj")} | {"n": pl.Int64}
 # a group's ci_low/ci_high/ci_level: the interval its own verdicts were decided with (as in
@@ -70,7 +70,7 @@ def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimat
             "says": c.entry.says, "paper_value": finite(number.value if number else c.entry.paper_value),
             "paper_text": f"{group}: {number.text}" if number else c.entry.paper_text,
             "band_low": b.low if b else None, "band_high": b.high if b else None,
-            "tolerance": b.rule if number else c.tolerance, "direction": d.text(c.unit) if d else "", "statistic": c.statistic,
+            "tolerance": b.rule if number else c.tolerance, "paper_direction": d.text(c.unit) if d else "", "statistic": c.statistic,
             "unit": c.unit, "config": c.config, "checks": ", ".join(c.checks if checks is None else checks),
             "group": group,
             "our_value": finite(est.value) if est else None, "ci_low": finite(lo), "ci_high": finite(hi),
@@ -110,7 +110,7 @@ def failing(ids: tuple[str, ...], checks: dict[str, dict]) -> list[str]:
         r = checks.get(cid)
         if r is not None and label:
             g = r.get("_groups", {}).get(label)
-            r = None if g is None else {"magnitude_verdict": g["magnitude"], "direction_verdict": g["direction"],
+            r = None if g is None else {"magnitude_verdict": g["magnitude_verdict"], "direction_verdict": g["direction_verdict"],
                                         "reason": f"{label}: {ci_text(g['value'], g['ci_low'], g['ci_high'])}"}
         if r is None:
             out.append(f"{k}: unknown check" if checks.get(cid) is None else f"{k}: no such group of the check")
@@ -163,7 +163,7 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
                       "ci_low": finite(lo), "ci_high": finite(hi), "ci_level": level, "ci_low_adj": finite(e.lo_adj),
                       "ci_high_adj": finite(e.hi_adj), "ci_level_adj": e.level_adj, "n": e.n,
                       "checks": ", ".join(rests_on[g.label]),
-                      "magnitude": mv, "direction": dv})
+                      "magnitude_verdict": mv, "direction_verdict": dv})
     if short:
         parts.append(f"not computed (fewer than {MIN_RUNS} runs or no value): " + ", ".join(short))
     if m.note:
@@ -307,7 +307,7 @@ def host_check_row(r: dict) -> dict:
             "basis": OUTCOME, "basis_reason": "",
             "claim": f"runs captured on {r['host']} behave as the other hosts' runs of the same configurations",
             "source": "lab (issue 26)", "says": "", "paper_text": "", "tolerance": f"±{hosts.TOLERANCE:.0%}",
-            "band_low": 1 - hosts.TOLERANCE, "band_high": 1 + hosts.TOLERANCE, "direction": "",
+            "band_low": 1 - hosts.TOLERANCE, "band_high": 1 + hosts.TOLERANCE, "paper_direction": "",
             "statistic": f"mean over its runs of {r['what'] or 'value'} ÷ the other hosts' median on the same "
                          "configuration", "unit": "×", "config": "", "checks": "", "group": r["host"],
             "our_value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],

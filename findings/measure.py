@@ -15,6 +15,8 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from pipeline.frames import frame
+
 from .provenance import by_paper
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,12 +52,12 @@ class Facts:
         # the derived layer's one rule, which knows no paper by name)
         def with_paper(df: pl.DataFrame) -> pl.DataFrame:
             return df.with_columns(paper=pl.col("study") if "study" in df.columns else pl.lit(None, pl.Utf8))
-        self.runs = with_paper(con.sql("SELECT * FROM run_facts ORDER BY run_id").pl())
-        self.primary_pairs = with_paper(con.sql("SELECT * FROM primary_pairs ORDER BY lte_run").pl())
-        self.cc_pairs = with_paper(con.sql("SELECT * FROM cc_pairs ORDER BY decoupled_run").pl())
-        self.outage_delivery = con.sql("SELECT * FROM outage_delivery ORDER BY run_id, down_s").pl()
-        self.delivery = con.sql("SELECT * FROM run_delivery ORDER BY run_id, second, side").pl()
-        self.rtt = con.sql("SELECT * FROM run_rtt ORDER BY run_id, side").pl()
+        self.runs = with_paper(frame(con, "SELECT * FROM run_facts ORDER BY run_id"))
+        self.primary_pairs = with_paper(frame(con, "SELECT * FROM primary_pairs ORDER BY lte_run"))
+        self.cc_pairs = with_paper(frame(con, "SELECT * FROM cc_pairs ORDER BY decoupled_run"))
+        self.outage_delivery = frame(con, "SELECT * FROM outage_delivery ORDER BY run_id, down_s")
+        self.delivery = frame(con, "SELECT * FROM run_delivery ORDER BY run_id, second, side")
+        self.rtt = frame(con, "SELECT * FROM run_rtt ORDER BY run_id, side")
         self.provenance = by_paper(con)
 
     def window_goodput(self, t0: float, t1: float, side: str | None = None) -> pl.DataFrame:

@@ -13,6 +13,7 @@ import polars as pl
 
 from findings.measure import choose_cc
 from pipeline import derived
+from pipeline.frames import frame
 
 from .session import lab
 
@@ -28,7 +29,7 @@ def query(sql: str, params: list | dict | None = None) -> pl.DataFrame:
     # the connection itself, not a cursor: a cursor is a new connection, without the
     # session's temporary derived views
     con = connect(str(lab().db))
-    return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
+    return frame(con, sql, params)
 
 
 def runs_of(paper: str, stalled: bool = True) -> str:

@@ -102,7 +102,7 @@ def claims_chart(paper: str, ids: list[str], width: int = 320, log: bool = False
         if not r.height or not g.height:
             continue
         r = r.row(0, named=True)
-        ref = float(r["direction"].split()[1].rstrip("%×")) if r["direction"] else None
+        ref = float(r["paper_direction"].split()[1].rstrip("%×")) if r["paper_direction"] else None
         xs = [v for v in g["ci_low"].to_list() + g["ci_high"].to_list() + [r["band_low"], r["band_high"],
                                                                             r["paper_value"], ref] if _finite(v)]
         lo, hi = min(xs), max(xs)
@@ -113,7 +113,7 @@ def claims_chart(paper: str, ids: list[str], width: int = 320, log: bool = False
         unit = r["unit"] or ""
         x_title = _wrap(r["statistic"] + (f" ({unit})" if unit else ""), 80)
         scale = alt.Scale(domain=dom, type="log" if log else "linear", nice=False)
-        base = alt.Chart(g.with_columns(pl.col("magnitude").alias("verdict"))).encode(
+        base = alt.Chart(g.with_columns(pl.col("magnitude_verdict").alias("verdict"))).encode(
             y=alt.Y("group:N", title=None, sort=None))
         layers = []
         if _finite(r["band_low"]) or _finite(r["band_high"]):
@@ -130,10 +130,10 @@ def claims_chart(paper: str, ids: list[str], width: int = 320, log: bool = False
             x=alt.X("value:Q", scale=scale), color="verdict:N",
             tooltip=["group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
                      alt.Tooltip("ci_high:Q", format=".3g"), alt.Tooltip("ci_level:Q", format=".4g", title="level"), "n:Q",
-                     "magnitude:N", "direction:N"]))
+                     "magnitude_verdict:N", "direction_verdict:N"]))
         if ref is not None:  # the paper's sign or order: "< 1" against its reference value
             if dom[0] <= ref <= dom[1]:
-                dv = pl.DataFrame({"x": [ref], "label": [f"the paper's direction: {r['direction']}"]})
+                dv = pl.DataFrame({"x": [ref], "label": [f"the paper's direction: {r['paper_direction']}"]})
                 layers.append(alt.Chart(dv).mark_rule(color="#1f6feb", strokeDash=[2, 2]).encode(
                     x=alt.X("x:Q", scale=scale), tooltip=["label:N"]))
         if _finite(r["paper_value"]):

@@ -94,7 +94,7 @@ def judged(db: Path, paper: str, pattern: str) -> list[dict]:
         gs = groups.filter(groups["id"] == r["id"]).to_dicts()
         rows.append({"id": r["id"], "band": [r["band_low"], r["band_high"]], "verdict": r["magnitude_verdict"],
                      "groups": {g["group"]: {"value": g["value"], "ci": [g["ci_low"], g["ci_high"]], "n": g["n"],
-                                             "verdict": g["magnitude"]} for g in gs}})
+                                             "verdict": g["magnitude_verdict"]} for g in gs}})
     return rows
 
 

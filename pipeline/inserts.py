@@ -11,21 +11,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from . import schema
+from .frames import Arrow
 
 if TYPE_CHECKING:
     import duckdb
-
-
-class Arrow:
-    """A polars frame as DuckDB scans it: through the Arrow C stream interface, string
-    views and all, with no copy and no pyarrow (whose import alone costs more than
-    writing a trace's tables)."""
-
-    def __init__(self, df: pl.DataFrame) -> None:
-        self._df = df
-
-    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        return self._df.__arrow_c_stream__(requested_schema)
 
 
 # Columns that one trace's rows share: inserted as constants when they hold one value.
@@ -55,7 +44,7 @@ def _constants(df: pl.DataFrame) -> dict[str, object]:
 def _insert_from(con: duckdb.DuckDBPyConnection, name: str, cols: list[str], consts: dict[str, object],
                  source: object) -> None:
     """INSERT ``source`` (anything DuckDB scans: a frame with the Arrow C stream
-    interface, a pyarrow reader) with its ``cols`` and ``consts``."""
+    interface) with its ``cols`` and ``consts``."""
     frame = f"_frame_{name}"
     con.register(frame, source)
     names = ", ".join(f'"{c}"' for c in [*cols, *consts])
@@ -79,25 +68,22 @@ def insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame | pl.
 
 
 def _insert_batches(con: duckdb.DuckDBPyConnection, name: str, lf: pl.LazyFrame) -> None:
-    """A table over a spill, its batches read as DuckDB takes them: one INSERT per run of
-    batches with the same constants (one per trace), so that DuckDB writes whole row
-    groups as they fill instead of a statement's worth at a time."""
-    import pyarrow as pa  # (not imported for the small tables: its import costs ~0.2 s)
-
-    batches = (b for b in lf.collect_batches(chunk_size=_BATCH_ROWS) if b.height)
-    pending = next(batches, None)
-    while pending is not None:
-        consts = _constants(pending)
-        cols = [c for c in pending.columns if c not in consts]
-        arrow_schema = pending.head(0).select(cols).to_arrow().schema
-
-        def same() -> object:
-            nonlocal pending
-            yield from pending.select(cols).to_arrow().to_batches()
-            while (pending := next(batches, None)) is not None and _constants(pending) == consts:
-                yield from pending.select(cols).to_arrow().cast(arrow_schema).to_batches()
-
-        _insert_from(con, name, cols, consts, pa.RecordBatchReader.from_batches(arrow_schema, same()))
+    """A table over a spill, its batches read as DuckDB takes them, one INSERT each, all
+    in one transaction: DuckDB appends a small insert's rows to the transaction's own
+    row groups and writes each as it fills, so the table gets whole row groups, as one
+    INSERT over all the batches would give (that needs a stream of batches, which only
+    pyarrow makes)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for batch in lf.collect_batches(chunk_size=_BATCH_ROWS):
+            if batch.height:
+                consts = _constants(batch)
+                cols = [c for c in batch.columns if c not in consts]
+                _insert_from(con, name, cols, consts, Arrow(batch.select(cols)))
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 # DuckDB's memory while a streamed trace's tables go in: it would otherwise hold

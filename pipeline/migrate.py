@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import polars as pl
-
 from . import schema
+from .frames import frame
 from .inserts import insert_one
 from .labels import of_runs
 from .sqltext import comment_on, in_one_transaction
@@ -66,8 +65,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     if lifted and con.execute("SELECT count(*) FROM runs").fetchall()[0][0]:
         _lift_meta_json(con)
     if unlabelled:
-        runs = con.sql("SELECT run_id, meta_json FROM runs WHERE meta_json LIKE '%labels%'").to_arrow_table()
-        insert_one(con, "run_labels", of_runs(pl.from_arrow(runs)))
+        runs = frame(con, "SELECT run_id, meta_json FROM runs WHERE meta_json LIKE '%labels%'")
+        insert_one(con, "run_labels", of_runs(runs))
     ensure_comments(con)
 
 
@@ -94,7 +93,7 @@ def ensure_comments(con: duckdb.DuckDBPyConnection) -> None:
 def _lift_meta_json(con: duckdb.DuckDBPyConnection) -> None:
     """A store from before meta.json's columns: its runs' meta.json lifted into the
     columns and tables the derived layer reads."""
-    t = meta_tables_of(pl.from_arrow(con.sql("SELECT * FROM runs").to_arrow_table()))
+    t = meta_tables_of(frame(con, "SELECT * FROM runs"))
     con.execute("DELETE FROM runs")
     for name, df in t.items():
         insert_one(con, name, df)

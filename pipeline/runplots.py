@@ -26,6 +26,8 @@ import altair as alt
 import duckdb
 import polars as pl
 
+from .extras import missing
+from .frames import frame
 from .show import ShowError, dissect
 
 BUDGET = 4000  # rows per chart data set; Altair refuses more than 5,000 inline
@@ -63,10 +65,6 @@ class RunView:
     note: str = ""  # what is missing, said in the charts' subtitle
 
 
-def _df(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> pl.DataFrame:
-    return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
-
-
 def runs(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in con.execute("SELECT DISTINCT run_id FROM connections ORDER BY run_id").fetchall()]
 
@@ -75,7 +73,7 @@ def run_view(con: duckdb.DuckDBPyConnection, run_id: str, direction: str | None 
              conn: int | None = None) -> RunView:
     """The run's main connection (most payload), or connection ``conn`` (its id in the
     receiver's trace, as ``connections.conn_id``), and the traces it is seen in."""
-    c = _df(con, """SELECT trace, vantage, conn_id, direction, payload_bytes, start_s, client_addr, server_addr,
+    c = frame(con, """SELECT trace, vantage, conn_id, direction, payload_bytes, start_s, client_addr, server_addr,
                            server_port FROM connections
                     WHERE run_id = ? AND coalesce(payload_bytes, 0) > 0""", [run_id])
     if c.is_empty():
@@ -136,7 +134,7 @@ def _chosen_view(c: pl.DataFrame, run_id: str, conn: int) -> RunView:
 
 def _labels(con, run_id: str, trace: str, conn_id: int) -> pl.DataFrame:
     """subflow_id -> 'path (sf N)', the colour key of every chart."""
-    s = _df(con, """SELECT DISTINCT subflow_id, path, client_addr FROM subflows
+    s = frame(con, """SELECT DISTINCT subflow_id, path, client_addr FROM subflows
                     WHERE run_id = ? AND trace = ? AND conn_id = ? ORDER BY subflow_id""", [run_id, trace, conn_id])
     return s.unique("subflow_id", keep="first").select(
         pl.col("subflow_id").cast(pl.Int32),
@@ -190,7 +188,7 @@ def seq_rows(con, view: RunView, budget: int = BUDGET) -> tuple[pl.DataFrame, st
     if view.receiver is None:
         raise PlotError(f"run {view.run_id!r}: {view.note}")
     trace, conn, t0 = view.receiver
-    d = _df(con, """
+    d = frame(con, """
         SELECT s.subflow_id, s.frame, s.time_s - ? AS t_s, s.dsn_rel AS dsn, s.ssn_rel AS ssn, s.ack_rel AS ack,
                s.data_ack_rel AS data_ack, s.payload_bytes, s.retransmission, s.reinjection, o.ofo_delay_ms
         FROM seq_packets s LEFT JOIN ofo_samples o
@@ -286,7 +284,7 @@ def plot_seq(con, run_id: str, direction: str | None = None, budget: int = BUDGE
 def configured_paths(con, run_id: str, direction: str) -> pl.DataFrame:
     """Per path, what the emulator was configured with (run_paths, from meta.json):
     round-trip delay (down + up one-way delay), the data direction's rate and one-way delay."""
-    return _df(con, """SELECT path,
+    return frame(con, """SELECT path,
                               CASE WHEN count(delay_ms) > 0 THEN sum(coalesce(delay_ms, 0)) END AS rtt_ms,
                               max(rate_mbit) FILTER (WHERE direction = ?) AS rate_mbit,
                               max(delay_ms) FILTER (WHERE direction = ?) AS delay_ms
@@ -299,7 +297,7 @@ def configured_paths(con, run_id: str, direction: str) -> pl.DataFrame:
 def stalls(con, run_id: str, t0: float) -> pl.DataFrame:
     """Recorded stalls as time intervals: the emulator's outage drops (link_truth reason
     'outage'), merged per path when less than 100 ms apart."""
-    d = _df(con, """SELECT path, arrival_s - ? AS t_s FROM link_truth
+    d = frame(con, """SELECT path, arrival_s - ? AS t_s FROM link_truth
                     WHERE run_id = ? AND reason = 'outage' ORDER BY path, arrival_s""", [t0, run_id])
     if d.is_empty():
         return pl.DataFrame(schema={"path": pl.Utf8, "start_s": pl.Float64, "end_s": pl.Float64,
@@ -321,7 +319,7 @@ def _sample_rows(con, view: RunView, table: str, value: str, budget: int) -> tup
     if view.sender is None:
         raise PlotError(f"run {view.run_id!r}: {view.note}")
     trace, conn, t0 = view.sender
-    d = _df(con, f"""SELECT subflow_id, frame, sent_s - ? AS t_s, {value} FROM {table}
+    d = frame(con, f"""SELECT subflow_id, frame, sent_s - ? AS t_s, {value} FROM {table}
                     WHERE run_id = ? AND trace = ? AND conn_id = ? AND direction = ? AND {value} IS NOT NULL
                     ORDER BY sent_s""",
             [t0, view.run_id, trace, conn, view.direction])
@@ -436,7 +434,7 @@ def throughput_rows(con, view: RunView, max_bins: int = 60) -> tuple[pl.DataFram
     if view.receiver is None:
         raise PlotError(f"run {view.run_id!r}: {view.note}")
     trace, conn, t0 = view.receiver
-    d = _df(con, """SELECT subflow_id, time_s - ? AS t_s, payload_bytes FROM seq_packets
+    d = frame(con, """SELECT subflow_id, time_s - ? AS t_s, payload_bytes FROM seq_packets
                     WHERE run_id = ? AND trace = ? AND conn_id = ? AND direction = ? AND ssn_rel IS NOT NULL""",
             [t0, view.run_id, trace, conn, view.direction])
     if d.is_empty():
@@ -512,13 +510,13 @@ def outliers(con, run_id: str, direction: str | None = None, n: int = 5) -> pl.D
     parts = []
     if view.receiver:
         trace, conn, t0 = view.receiver
-        parts.append(_df(con, """SELECT 'OFO delay (ms)' AS metric, ofo_delay_ms AS value, trace, frame,
+        parts.append(frame(con, """SELECT 'OFO delay (ms)' AS metric, ofo_delay_ms AS value, trace, frame,
                                         arrival_s - ? AS t_s, subflow_id FROM ofo_samples
                                  WHERE run_id = ? AND trace = ? AND conn_id = ? AND direction = ? AND ofo_delay_ms > 0
                                  ORDER BY ofo_delay_ms DESC LIMIT ?""", [t0, run_id, trace, conn, view.direction, n]))
     if view.sender:
         trace, conn, t0 = view.sender
-        parts.append(_df(con, """SELECT 'RTT (ms)' AS metric, rtt_ms AS value, trace, frame, sent_s - ? AS t_s,
+        parts.append(frame(con, """SELECT 'RTT (ms)' AS metric, rtt_ms AS value, trace, frame, sent_s - ? AS t_s,
                                         subflow_id FROM rtt_samples
                                  WHERE run_id = ? AND trace = ? AND conn_id = ? AND direction = ?
                                  ORDER BY rtt_ms DESC LIMIT ?""", [t0, run_id, trace, conn, view.direction, n]))
@@ -570,6 +568,20 @@ def _mark(tmp: Path, fmt: str) -> None:
         tmp.write_bytes(_png_text(tmp.read_bytes(), "Software", MARK))
 
 
+# The font of a chart written to a file. Vega sizes a chart (legends, labels, the image's
+# width) with the font it measures, and the SVG names that font for the browser to draw
+# with. vl-convert measures with the Liberation Sans it carries; under Vega's default
+# name ("sans-serif") Chromium drew DejaVu Sans, wider, and text ran past the image's
+# edge ("subflow (path" cut). Liberation Sans has Arial's and Helvetica's metrics, so a
+# browser without it draws at the measured widths too.
+FONT = "Liberation Sans, Arial, Helvetica, sans-serif"
+
+
+def in_file_font(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """``chart`` with ``FONT`` for all its text (the chart's other settings kept)."""
+    return chart.configure(font=FONT)
+
+
 class OutputError(Exception):
     pass
 
@@ -588,7 +600,10 @@ def save(chart: alt.TopLevelMixin, out: str | os.PathLike) -> Path:
                           "(remove it or choose another -o)")
     if not out.parent.is_dir():
         raise OutputError(f"{out}: folder {out.parent} does not exist")
+    if fmt != "json" and (need := missing("vl_convert", "figures", f"{out}: writing {fmt.upper()}")):
+        raise OutputError(f"{need} (or -o {out.with_suffix('.json')}: the chart's Vega-Lite spec)")
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}{out.suffix}")
+    chart = in_file_font(chart)
     try:
         if fmt == "json":
             spec = chart.to_dict()

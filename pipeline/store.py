@@ -36,7 +36,8 @@ from . import derived, schema
 from .beside import (not_utf8, StoreError, check_name, clean_stale_temps, new_temp, remove_temp,
                      writer_lock)
 from .inputs import not_duckdb, not_regular
-from .inserts import Arrow, insert
+from .frames import Arrow
+from .inserts import insert
 from .labels import of_runs
 from .migrate import columns, ensure_schema
 from .procs import FS_FAULTS, pid_alive

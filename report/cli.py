@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from pipeline import cli as pipeline_cli
+from pipeline.extras import missing
 from pipeline.labels import RULE, is_key
 
 HELP = "runs grouped by a label: per value, n and each metric's mean with its 95-percent interval (-> SVG/HTML)"
@@ -129,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     """``mptcp-lab``: ``compare`` here, every other command the pipeline's."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["compare"]:
+        if need := missing("numpy", "compare", "compare"):
+            return _error(need, 2)
         return compare_main(argv[1:])
     return pipeline_cli.main(argv, extra=_list_compare)
 

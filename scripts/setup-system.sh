@@ -29,6 +29,9 @@ declare -A PKG=(
 declare -A FILEPKG=(
   [/usr/include/bpf/libbpf.h]=libbpf-dev
   [/usr/bin/time]=time
+  # the charts' font (pipeline/runplots.py FONT): Chromium draws the figures' SVGs with the
+  # metrics vl-convert measured them with (DejaVu, wider, ran text past the image's edge)
+  [/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf]=fonts-liberation
 )
 # Commands not on a non-root PATH live in the sbin directories.
 export PATH="$PATH:/usr/sbin:/sbin"

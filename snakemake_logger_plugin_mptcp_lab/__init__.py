@@ -22,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from snakemake_interface_logger_plugins.base import LogHandlerBase
 from snakemake_interface_logger_plugins.common import LogEvent
@@ -45,7 +46,24 @@ ERRORS = {LogEvent.ERROR, LogEvent.JOB_ERROR, LogEvent.GROUP_ERROR}
 
 @dataclass
 class LogHandlerSettings(LogHandlerSettingsBase):
-    pass
+    scale: Optional[str] = field(default=None, metadata={
+        "help": "the capture's scale (`make reproduce-all SCALE=...` passes it): the time left "
+                "before any run has finished is the duration model over that scale's runs"})
+
+
+def plan_mean_s(scale: str | None) -> float | None:
+    """The duration model's mean over every run of the papers' campaigns at ``scale``
+    (None without a scale or the lab's packages). The mean of the first runs started
+    is no estimate of the rest: a campaign's runs last from seconds (Deng's 10 KB) to
+    minutes (D-ITG's tests), and the first started are one campaign's."""
+    times = []
+    for paper in PAPERS.values():
+        try:
+            f = paper.campaign_file
+            times += [estimate_s(s) for s in expand(load(f, scale), base_dir=Path(f).parent, scale=scale)]
+        except Exception:  # noqa: BLE001 - a scale the campaign does not have
+            continue
+    return sum(times) / len(times) if scale and times else None
 
 
 @dataclass
@@ -56,6 +74,8 @@ class Stage:
     done: int = 0
     seconds_done: list[float] = field(default_factory=list)
     model_s: dict[int, float] = field(default_factory=dict)  # job id -> the duration model's estimate
+    model_done: list[float] = field(default_factory=list)  # the model's estimates of the finished jobs
+    plan_mean_s: float | None = None  # the model's mean over the scale's runs
     printed_tenth: int = -1
 
     @property
@@ -63,13 +83,17 @@ class Stage:
         return max(self.planned, self.done + len(self.started))
 
     def left_s(self) -> float | None:
+        """The jobs left times the model's mean run, corrected by what the finished runs
+        took against their model (without a model: the finished runs' mean)."""
         left = self.total - self.done
         if left <= 0:
             return 0.0
+        per_run = self.plan_mean_s or (sum(self.model_s.values()) / len(self.model_s) if self.model_s else None)
+        if per_run is not None:
+            measured = sum(self.model_done) > 0 and len(self.model_done) == len(self.seconds_done)
+            return left * per_run * (sum(self.seconds_done) / sum(self.model_done) if measured else 1.0)
         if self.seconds_done:
             return left * sum(self.seconds_done) / len(self.seconds_done)
-        if self.model_s:
-            return left * sum(self.model_s.values()) / len(self.model_s)
         return None
 
 
@@ -85,6 +109,7 @@ class LogHandler(LogHandlerBase):
         self.tty = sys.stderr.isatty()
         self.models: dict[str, dict[str, float]] = {}
         self.line_open = False
+        self.scale = getattr(self.settings, "scale", None)  # the capture's (the settings' --logger-mptcp-lab-scale)
 
     # -- the plugin's contract
     @property
@@ -124,7 +149,7 @@ class LogHandler(LogHandlerBase):
                 if rule in STAGES and isinstance(n, int):
                     planned[STAGES[rule]] = planned.get(STAGES[rule], 0) + n
             for name, n in planned.items():
-                st = self.stages.setdefault(name, Stage(name))
+                st = self._stage_named(name)
                 st.planned = max(st.planned, n)
         elif event == LogEvent.JOB_INFO and getattr(record, "rule_name", "") in STAGES:
             rule = record.rule_name
@@ -142,16 +167,23 @@ class LogHandler(LogHandlerBase):
             if name is not None:
                 st = self.stages[name]
                 t0 = st.started.pop(record.job_id, None)
+                model = st.model_s.pop(record.job_id, None)
                 st.done += 1
                 if t0 is not None:
                     st.seconds_done.append(time.monotonic() - t0)
+                    if model is not None:
+                        st.model_done.append(model)
                 self._show(st)
         elif event is None and isinstance(record.msg, str) and record.msg.startswith("Complete log"):
             self._write(record.getMessage(), final=True)
 
     def _stage(self, rule: str) -> Stage:
-        name = STAGES[rule]
-        return self.stages.setdefault(name, Stage(name))
+        return self._stage_named(STAGES[rule])
+
+    def _stage_named(self, name: str) -> Stage:
+        if name not in self.stages:
+            self.stages[name] = Stage(name, plan_mean_s=plan_mean_s(self.scale) if name == "capture" else None)
+        return self.stages[name]
 
     def _model(self, wildcards: dict) -> float | None:
         """The duration model's estimate for one capture run, by its campaign and id."""
@@ -160,7 +192,8 @@ class LogHandler(LogHandlerBase):
             self.models[camp] = {}
             try:
                 f = PAPERS[camp].campaign_file
-                for scale in SCALES:
+                # a run id of several scales: its spec at the capture's scale
+                for scale in sorted(SCALES, key=lambda sc: sc != self.scale):
                     try:
                         for s in expand(load(f, scale), base_dir=Path(f).parent, scale=scale):
                             self.models[camp].setdefault(s.run_id, estimate_s(s))

@@ -24,6 +24,7 @@ from pcapgen import (Subflow, join_handshake, link_frame, mp_handshake, opt_add_
                      opt_mp_fastclose, opt_mp_prio, opt_mp_tcprst, opt_remove_addr, packets_of, server_idsn,
                      tcp_handshake, write_link, write_pcap_bytes, write_pcapng_bytes)
 from pipeline import extract, schema, tables
+from pipeline.frames import frame
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "data" / "samples").glob("*/*.pcap*"))
@@ -460,7 +461,7 @@ def test_cli_decoder_flag_gives_the_same_database(tmp_path):
         assert r.returncode == 0, r.stderr
         dbs[dec] = db
     for table in ("connections", "subflows", "rtt_samples", "ofo_samples", "problems"):
-        got = [duckdb.connect(str(dbs[d]), read_only=True).sql(f'select * from "{table}"').pl()
+        got = [frame(duckdb.connect(str(dbs[d]), read_only=True), f'select * from "{table}"')
                for d in extract.DECODERS]
         assert_frame_equal(got[0], got[1], check_exact=True)
     r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", "--help"], capture_output=True, text=True, cwd=ROOT)

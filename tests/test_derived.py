@@ -11,6 +11,7 @@ import pytest
 from labdb import Lab
 from pipeline import derived, store
 from pipeline.schema import TABLES, ddl
+from pipeline.frames import frame
 
 TWO = {"wifi": (20.0, 0.017, 20.0), "lte": (60.0, 0.0, 8.0)}
 
@@ -18,7 +19,7 @@ TWO = {"wifi": (20.0, 0.017, 20.0), "lte": (60.0, 0.0, 8.0)}
 def facts(lab: Lab, tmp_path, name="lab.duckdb") -> dict[str, dict]:
     con = derived.connect(lab.write(tmp_path / name))
     try:
-        return {r["run_id"]: r for r in con.sql("SELECT * FROM run_facts").pl().iter_rows(named=True)}
+        return {r["run_id"]: r for r in frame(con, "SELECT * FROM run_facts").iter_rows(named=True)}
     finally:
         con.close()
 
@@ -27,7 +28,7 @@ def one(con_sql: str, tmp_path, lab: Lab):
     db = tmp_path / "q.duckdb"
     con = derived.connect(db if db.exists() else lab.write(db))
     try:
-        return con.sql(con_sql).pl()
+        return frame(con, con_sql)
     finally:
         con.close()
 

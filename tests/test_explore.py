@@ -18,10 +18,12 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+import svgcheck
 from pcapgen import Subflow, join_handshake, mp_handshake, opt_dss, server_idsn, write
 
 from pipeline import runplots
 from pipeline import derived, schema, tables
+from pipeline.frames import Arrow
 
 ROOT = Path(__file__).resolve().parents[1]
 WIFI, LTE, SRV = "10.0.1.2", "10.0.2.2", "10.0.0.1"
@@ -119,6 +121,21 @@ def test_plot_seq_chart_data_are_the_known_sequence_numbers(seq_db, tmp_path):
     assert {p["select"]["type"] for p in params} == {"interval"} and all(p.get("bind") == "scales" for p in params)
 
 
+@pytest.mark.skipif(svgcheck.CHROMIUM is None, reason="chromium not installed (scripts/setup-system.sh installs it)")
+def test_plot_svgs_draw_their_text_uncut_in_chromium(seq_db, tmp_path):
+    """issue 42: plot's SVGs in a browser: no legend title, label or subtitle runs past
+    the image's edge (Vega measured DejaVu-drawn text with another font's metrics: "subflow
+    (path" was cut). The fonts are the system's: scripts/setup-system.sh installs Liberation."""
+    db, _ = seq_db
+    svgs = {}
+    for kind in ("seq", "rtt", "throughput"):
+        f = tmp_path / f"{kind}.svg"
+        cli("plot", kind, "seqrun", "--db", str(db), "-o", str(f))
+        svgs[kind] = f.read_text()
+    got = svgcheck.measure(svgs, tmp_path)
+    assert got["cut"] == [] and got["covered"] == [], got
+
+
 def test_plot_throughput_counts_the_bytes(seq_db, tmp_path):
     db, _ = seq_db
     out = tmp_path / "tput.json"
@@ -192,7 +209,7 @@ def big_db(path: Path, n: int = 60_000) -> Path:
                       "lte": {"down": {"delay_ms": 35, "rate_mbit": 10}, "up": {"delay_ms": 35}}}}
     con.execute("INSERT INTO runs (run_id, meta_json) VALUES ('big', ?)", [json.dumps(meta)])
     paths = tables.meta_tables(meta, "big")["run_paths"]  # meta.json's paths, lifted as the pipeline does
-    con.register("p", paths.to_arrow())
+    con.register("p", Arrow(paths))
     con.execute("INSERT INTO run_paths SELECT * FROM p")
     con.unregister("p")
     for tr, v in ((tr_c, "client"), (tr_s, "server")):
@@ -214,7 +231,7 @@ def big_db(path: Path, n: int = 60_000) -> Path:
                         "direction": "down", "frame": (2 * i + 1).cast(pl.UInt32), "sent_s": 100.0 + i * 1e-3,
                         "rtt_ms": 20.0 + (i % 2) * 50 + (i % 100) / 10})
     for name, df in (("seq_packets", seq), ("rtt_samples", schema.conform("rtt_samples", rtt))):
-        con.register("df", df.to_arrow())
+        con.register("df", Arrow(df))
         con.execute(f'INSERT INTO "{name}" SELECT * FROM df')
         con.unregister("df")
     con.close()

@@ -225,7 +225,7 @@ def test_a_group_is_judged_only_where_its_conditions_hold():
     assert row["magnitude_verdict"] == AGREE and row["n_groups"] == 1 and row["group"] == "4 MB"
     assert "8 MB: cond-8mb (disagree: ours 300 ms)" == row["not_comparable_groups"]
     assert "not comparable" in row["reason"] and row["checks"] == "cond-4mb, cond-8mb"
-    assert [(g["group"], g["magnitude"], g["checks"]) for g in grows] == [
+    assert [(g["group"], g["magnitude_verdict"], g["checks"]) for g in grows] == [
         ("4 MB", AGREE, "cond-4mb"), ("8 MB", NOT_COMPARABLE, "cond-8mb")]
     # every group's condition fails (or is unknown): not comparable, our value kept
     row, _ = evaluate_claim(c, object(), {"cond-4mb": bad})
@@ -245,7 +245,7 @@ def test_a_group_with_its_own_number_is_held_to_its_band():
     c = Claim(entry=entry("ordering", direction="> 1", no_effect=1), measure=lambda f: Measure(groups, mean("x")),
               statistic="s", config="c")
     row, grows = evaluate_claim(c, object(), {})
-    assert [g["magnitude"] for g in grows] == [AGREE, DISAGREE]
+    assert [g["magnitude_verdict"] for g in grows] == [AGREE, DISAGREE]
     assert row["magnitude_verdict"] == DISAGREE and row["group"] == "8 MB"
     assert (row["band_low"], row["band_high"], row["paper_value"]) == (26.08, 33.92, 30.0)
     assert row["paper_text"] == "8 MB: 30 ± 2"

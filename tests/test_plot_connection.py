@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from pipeline import runplots
+from pipeline.frames import Arrow
 
 
 @pytest.fixture()
@@ -18,7 +19,7 @@ def con():
         "direction": ["down"] * 5, "payload_bytes": [5000, 90000, 90000, 5000, 700],
         "start_s": [10.0, 20.0, 20.01, 10.01, 30.0], "client_addr": ["10.0.1.2", "10.0.1.2", "10.0.1.2", "10.0.1.2", "10.9.9.9"],
         "server_addr": ["10.0.0.1"] * 5, "server_port": [80, 80, 80, 80, 80]})
-    c.register("rows", rows.to_arrow())
+    c.register("rows", Arrow(rows))
     c.execute("CREATE TABLE connections AS SELECT * FROM rows")
     yield c
     c.close()

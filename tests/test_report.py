@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import svgcheck
 
 from papers import PAPERS
 
@@ -126,6 +127,18 @@ def test_notebook_pages_draw_every_chart_offline(report, tmp_path):
         if sorted(names) != sorted(declared) or len(drawn) != len(declared):
             problems.append(f"{page.name}: {len(drawn)} charts drawn, manifest {names}, declared {list(declared)}")
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup-system.sh installs it)")
+def test_figures_labels_are_never_under_data_and_no_text_is_cut(report, tmp_path):
+    """issue 42: in every paper figure's SVG as Chromium draws it, no label sits under a
+    data mark (a point, line, rule or bar drawn after it over its letters: Chen Fig. 13's
+    "paper: > 2?% wait") and no text runs past the image's edge."""
+    svgs = {f"{f.parent.name}/{f.name}": f.read_text() for f in sorted((report / "figures").glob("*/*.svg"))}
+    assert len(svgs) >= 20
+    got = svgcheck.measure(svgs, tmp_path)
+    assert got["covered"] == [], "labels under data marks:\n" + "\n".join(got["covered"])
+    assert got["cut"] == [], "text cut at the image's edge:\n" + "\n".join(got["cut"])
 
 
 def test_run_issues_name_every_failed_repeated_left_out_and_incomplete_run(tmp_path):

@@ -21,6 +21,7 @@ import pytest
 from conftest import NEEDS_LINKEM_TESTBED
 
 from capture import sockbuf
+from pipeline.frames import Arrow
 
 SS = Path(__file__).resolve().parent / "data" / "ss"
 
@@ -117,7 +118,7 @@ def test_summary_lifted_into_runs_and_run_facts():
     con = duckdb.connect()
     for t in schema.TABLES:
         con.execute(schema.ddl(t))
-    con.register("r", tables.meta_tables(meta, "r1")["runs"].to_arrow())
+    con.register("r", Arrow(tables.meta_tables(meta, "r1")["runs"]))
     con.execute("INSERT INTO runs SELECT * FROM r")
     derived.install(con)
     got = con.execute(f"SELECT {', '.join(want)} FROM run_facts").fetchall()

@@ -13,6 +13,7 @@ import pytest
 from pcapgen import write
 from pipeline import derived, inserts, migrate, schema, store, tables
 from test_metrics_synthetic import single_path, two_subflows
+from pipeline.frames import frame
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -344,6 +345,6 @@ def test_a_table_over_a_spill_goes_in_whole_whatever_its_traces_and_batches(tmp_
     con = duckdb.connect(str(tmp_path / "t.duckdb"))
     migrate.ensure_schema(con)
     inserts.insert(con, {"rtt_samples": pl.scan_ipc(spilled)})
-    got = con.sql("SELECT * FROM rtt_samples ORDER BY frame").pl()
+    got = frame(con, "SELECT * FROM rtt_samples ORDER BY frame")
     want = schema.conform("rtt_samples", rows)
     assert got.select(want.columns).equals(want)

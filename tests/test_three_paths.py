@@ -18,6 +18,7 @@ from conftest import NEEDS_LINKEM_TESTBED
 
 from capture import spec, topology
 from capture.spec import CampaignError, expand, validate
+from pipeline.frames import frame
 
 REPO = Path(__file__).resolve().parent.parent
 CAMPAIGN = REPO / "capture" / "campaigns" / "three-paths.yaml"
@@ -176,7 +177,7 @@ def sql(run, q: str) -> pl.DataFrame:
     from pipeline import derived
     con = derived.connect(run.db)
     try:
-        return con.sql(q).pl()
+        return frame(con, q)
     finally:
         con.close()
 

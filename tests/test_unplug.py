@@ -27,6 +27,7 @@ from conftest import NEEDS_LINKEM_TESTBED
 
 from capture.ifevents import Action, InterfaceEvents, actions
 from capture.spec import CampaignError, expand, validate
+from pipeline.frames import Arrow
 
 BASE = {
     "name": "u", "congestion_control": "reno",
@@ -170,7 +171,7 @@ def test_schedule_lifted_into_runs_and_run_config():
     con = duckdb.connect()
     for t in schema.TABLES:
         con.execute(schema.ddl(t))
-    con.register("r", tables.meta_tables(meta, "r1")["runs"].to_arrow())
+    con.register("r", Arrow(tables.meta_tables(meta, "r1")["runs"]))
     con.execute("INSERT INTO runs SELECT * FROM r")
     derived.install(con)
     assert con.execute(f"SELECT {', '.join(want)} FROM run_facts").fetchall() == [tuple(want.values())]

@@ -252,6 +252,45 @@ def test_progress_logger_prints_one_line_per_stage_and_keeps_job_blocks_in_the_l
     assert "rule run_tables" in Path(log).read_text()
 
 
+def test_progress_logger_estimates_a_scale_from_all_its_runs(monkeypatch):
+    """With the scale (`make reproduce-all SCALE=quick` passes it), the first estimate is
+    the jobs times the model's mean over that scale's runs, not over the first started
+    (one campaign's); once runs finish, scaled by what they took against their model."""
+    import logging
+    from types import SimpleNamespace
+
+    import snakemake_logger_plugin_mptcp_lab as lg
+    from capture.estimate import estimate_s
+    from capture.spec import expand, load
+    from papers import PAPERS
+    from snakemake_interface_logger_plugins.common import LogEvent
+
+    every = [estimate_s(s) for p in PAPERS.values()
+             for s in expand(load(p.campaign_file, "quick"), base_dir=p.campaign_file.parent, scale="quick")]
+    f = PAPERS["deng"].campaign_file
+    first = expand(load(f, "quick"), base_dir=f.parent, scale="quick")[0]
+    assert estimate_s(first) < 0.5 * sum(every) / len(every)  # the case: a short run starts first
+    now = [1000.0]
+    monkeypatch.setattr(lg.time, "monotonic", lambda: now[0])
+    h = lg.LogHandler(None, SimpleNamespace(scale="quick"))
+    h.tty = False
+    h._write = lambda text, final: None
+
+    def rec(**extra):
+        r = logging.LogRecord("snakemake", logging.INFO, "", 0, None, None, None)
+        r.__dict__.update(extra)
+        return r
+
+    h.emit(rec(event=LogEvent.RUN_INFO, stats={"capture_run": len(every)}))
+    h.emit(rec(event=LogEvent.JOB_INFO, rule_name="capture_run", jobid=0,
+               wildcards={"campaign": "deng", "run": first.run_id}))
+    st = h.stages["capture"]
+    assert st.left_s() == pytest.approx(sum(every))
+    now[0] += 2 * estimate_s(first)  # the run took twice its model
+    h.emit(rec(event=LogEvent.JOB_FINISHED, job_id=0))
+    assert st.left_s() == pytest.approx(2 * (len(every) - 1) * sum(every) / len(every))
+
+
 def test_progress_logger_counts_and_estimates_captures():
     """Totals never shrink; the time left comes from the duration model until a run has
     finished, then from the measured runs."""

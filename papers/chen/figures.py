@@ -77,7 +77,7 @@ def labelled(*ids: str) -> pl.DataFrame:
         tbl=g.str.extract(r"\((Table \d)\)$").replace_strict(TABLE_KEY, default=None, return_dtype=pl.Utf8),
         carrier=g.str.extract(r"(\S+) \d+ [KM]B"), size=g.str.extract(SIZE_RE),
         config=g.str.extract(r"^(MP-\d) ").fill_null("MP-2") + " " + g.str.extract(r"^MP-\d (olia|reno) ").fill_null("lia"),
-        verdict=pl.col("magnitude"))
+        verdict=pl.col("magnitude_verdict"))
 
 
 def sizes_of(d: pl.DataFrame, col: str = "size") -> list[str]:
@@ -126,7 +126,7 @@ def cell_labelled(*ids: str) -> pl.DataFrame:
     g = pl.col("group")
     return est(*ids).with_columns(
         tbl=g.str.extract(r"^(Table \d),").replace_strict(TABLE_KEY, default=None, return_dtype=pl.Utf8),
-        path=g.str.extract(r"^Table \d, ([^,]+), "), size=g.str.extract(SIZE_RE), verdict=pl.col("magnitude"))
+        path=g.str.extract(r"^Table \d, ([^,]+), "), size=g.str.extract(SIZE_RE), verdict=pl.col("magnitude_verdict"))
 
 
 def row_of(cid: str) -> dict | None:
@@ -194,7 +194,7 @@ def dt_bottom(e: pl.DataFrame, table: str, x, configs: list[str], width: int) ->
         xo = alt.XOffset("config:N", scale=alt.Scale(domain=configs, type="band"), bandPosition=0.5)
         verdict = dict(scale=VERDICT, title="claim group's magnitude verdict")
         tip = ["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
-               alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N"]
+               alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude_verdict:N"]
         layers += [alt.Chart(e).mark_rule(strokeWidth=2).encode(
                        x=x, xOffset=xo, y=alt.Y("ci_low:Q", scale=ry), y2="ci_high:Q", stroke=alt.Stroke("verdict:N", **verdict)),
                    alt.Chart(e).mark_point(shape="square", size=70, filled=True, strokeWidth=0).encode(
@@ -254,7 +254,7 @@ def share_panel(table: str, carrier: str, runs: pl.DataFrame, ests: pl.DataFrame
         tooltip=["run_id:N", "config:N", alt.Tooltip("cell_share_pct:Q", format=".3g", title="cellular share (%)")])]
     if e.height:
         tip = ["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
-               alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N"]
+               alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude_verdict:N"]
         layers += [alt.Chart(e).mark_rule(strokeWidth=2.5).encode(x=x, xOffset=xo, y=alt.Y("ci_low:Q", scale=y),
                                                                   y2="ci_high:Q", color=color),
                    alt.Chart(e).mark_point(size=90, filled=True, stroke="black", strokeWidth=1).encode(
@@ -324,7 +324,7 @@ def fig12_points(carrier: str, path: str, ests: pl.DataFrame, xs, ys, color, y_l
         y_lo=pl.max_horizontal(pl.col("ci_low") / 100, pl.lit(y_lo)),
         y_hi=pl.max_horizontal(pl.col("ci_high") / 100, pl.lit(y_lo)))
     tip = ["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
-           alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N"]
+           alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude_verdict:N"]
     out = []
     if h.height:
         out.append(alt.Chart(h).mark_rule(strokeWidth=2.5).encode(
@@ -457,7 +457,7 @@ def ofo_chart(d: pl.DataFrame, ests: pl.DataFrame):
                .with_columns(ly=pl.col("ly").fill_null(pl.col("y"))))
         if e.height:
             tip = ["id:N", "group:N", alt.Tooltip("value:Q", format=".3g", title="value (%)"),
-                   alt.Tooltip("ci_low:Q", format=".3g"), alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N"]
+                   alt.Tooltip("ci_low:Q", format=".3g"), alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude_verdict:N"]
             layers += [alt.Chart(e).mark_rule(strokeWidth=2.5).encode(
                            x=alt.X("x:Q", scale=xs), y=alt.Y("y_lo:Q", scale=ys), y2="y_hi:Q",
                            stroke=alt.Stroke("verdict:N", scale=VERDICT, title="claim's magnitude verdict")),
@@ -496,7 +496,7 @@ def cell_checks() -> pl.DataFrame:
         *[pl.col("id").replace_strict({k: f(v) for k, v in CELL_OF.items()}).alias(name) for name, f in (
             ("tbl", lambda v: v[0]), ("path", lambda v: cond.PATH_NAMES[v[1]]), ("metric", lambda v: v[2]),
             ("size", lambda v: cond.size_text(v[3])))],
-        verdict=pl.col("magnitude"))
+        verdict=pl.col("magnitude_verdict"))
 
 
 def runs_vs_table(d: pl.DataFrame, value: str, paper: pl.DataFrame, e: pl.DataFrame, paths: list[str],
@@ -531,7 +531,7 @@ def runs_vs_table(d: pl.DataFrame, value: str, paper: pl.DataFrame, e: pl.DataFr
         tooltip=["run_id:N", "path:N", alt.Tooltip(f"{value}:Q", format=".3g", title=y_title)])]
     if e.height:
         tip = ["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
-               alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N"]
+               alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude_verdict:N"]
         e = e.with_columns(what=pl.lit(est_what))
         layers += [alt.Chart(e).mark_rule(strokeWidth=3).encode(
                        x=x, xOffset=xo_ours, y=alt.Y("ci_draw:Q", scale=ys), y2="ci_high:Q", color=color),
@@ -553,7 +553,7 @@ def runs_vs_table(d: pl.DataFrame, value: str, paper: pl.DataFrame, e: pl.DataFr
 def est_text(e: pl.DataFrame, unit: str) -> str:
     """The estimates as text: id (group): value [CI], magnitude verdict."""
     return "; ".join(f"{r['id']} ({r['group']}): {num(r['value'])}{unit} [{num(r['ci_low'])}, {num(r['ci_high'])}], "
-                     f"{r['magnitude']}" for r in e.iter_rows(named=True))
+                     f"{r['magnitude_verdict']}" for r in e.iter_rows(named=True))
 
 
 def on_runs(paper: pl.DataFrame, d: pl.DataFrame) -> pl.DataFrame:
@@ -647,7 +647,7 @@ def cell_md(cid: str, paper: tuple[float, float] | None, unit: str, checks: pl.D
         return f"paper {text}<br>_not run_"
     r = g.row(0, named=True)
     entry = f" (`{cid}`)" if not cid.startswith("lab-") else ""
-    return f"paper {text}<br>ours {ci_md(r)}, n = {r['n']}<br>**{r['magnitude']}**{entry}"
+    return f"paper {text}<br>ours {ci_md(r)}, n = {r['n']}<br>**{r['magnitude_verdict']}**{entry}"
 
 
 def checks_md(table: str, checks: pl.DataFrame) -> str:
@@ -676,7 +676,7 @@ def statements_md(table: str) -> str:
     lines = ["| statement | the paper | path | " + " | ".join(sizes) + " |", "|---|---|---|" + "---|" * len(sizes)]
     for (cid, path), rows in g.group_by("id", "path", maintain_order=True):
         r = row_of(cid)
-        have = {z["size"]: f"{ci_md(z, r['unit'] or '')}<br>**{z['magnitude']}**" for z in rows.iter_rows(named=True)}
+        have = {z["size"]: f"{ci_md(z, r['unit'] or '')}<br>**{z['magnitude_verdict']}**" for z in rows.iter_rows(named=True)}
         lines.append(f"| `{cid}`: {r['says']} | {r['paper_text']} | {path} | "
                      + " | ".join(have.get(z, "") for z in sizes) + " |")
     return "\n".join(lines)

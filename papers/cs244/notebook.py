@@ -95,7 +95,7 @@ def sweep_chart(d):
         x=x, xOffset=off, y=alt.Y("value:Q", title="throughput 10-40 s after the start (Mbit/s)"), color=color,
         tooltip=["configuration:N", "buffer:N", alt.Tooltip("value:Q", format=".3g"),
                  alt.Tooltip("ci_low:Q", format=".3g"), alt.Tooltip("ci_high:Q", format=".3g"), "n:Q",
-                 "magnitude:N"])
+                 "magnitude_verdict:N"])
     paper = alt.Chart(PAPER).mark_rule(strokeDash=[5, 4], color="black").encode(y="mbit:Q")
     labels = alt.Chart(PAPER).mark_text(align="left", dx=4, dy=-7, fontSize=11).encode(
         y="mbit:Q", x=alt.value(0), text="note:N")

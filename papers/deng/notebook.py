@@ -135,8 +135,7 @@ box7 = query(quantiles_sql("goodput_mbit", RUNS7, ["scenario", "size_kb", "confi
     DODGE, on="configuration").with_columns(x=pl.col("size_kb") * pl.col("dodge"))
 est7 = pl.concat([est(cid).with_columns(scenario=pl.lit(loc), note=pl.lit(note))
                   for loc, (cid, note) in CLAIM7.items()]).with_columns(
-    size_kb=pl.col("group").replace_strict({"10 KB": 10.0, "100 KB": 100.0, "1 MB": 1000.0}, default=None),
-    direction_verdict=pl.col("direction"))
+    size_kb=pl.col("group").replace_strict({"10 KB": 10.0, "100 KB": 100.0, "1 MB": 1000.0}, default=None))
 X7 = alt.Scale(type="log", domain=[6, 1600])
 
 
@@ -171,7 +170,7 @@ def fig7_location(loc: str) -> tuple[alt.LayerChart, alt.LayerChart]:
             alt.Chart(e).mark_point(filled=True, size=70, shape="square").encode(
                 x=xr, y="value:Q", color=vcolor,
                 tooltip=["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
-                         alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "direction:N"])]
+                         alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "direction_verdict:N"])]
     title = alt.TitleParams(f"claim {cid} (medians of 5 runs)", subtitle=note, fontSize=11, anchor="start")
     bottom = alt.layer(*layers).properties(width=PANEL_W, height=130, title=title)
     return top, bottom
@@ -238,7 +237,7 @@ def estimate_marks(cids: list[str]) -> pl.DataFrame:
                                                     pl.col("value").round(0).cast(pl.Int64),
                                                     pl.col("ci_low").round(0).cast(pl.Int64),
                                                     pl.col("ci_high").round(0).cast(pl.Int64), pl.col("n"),
-                                                    pl.col("magnitude")))
+                                                    pl.col("magnitude_verdict")))
               for cid in cids if est(cid).height]
     return pl.concat(frames) if frames else pl.DataFrame()
 
@@ -291,7 +290,7 @@ def cdf_panel(d: pl.DataFrame, paper: pl.DataFrame, ests: pl.DataFrame, x_title:
         alt.Chart(ests).mark_point(shape="square", filled=True, size=90, stroke="black", strokeWidth=1).encode(
             x=xe, y=y, color=color,
             tooltip=["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
-                     alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N", "direction:N"]),
+                     alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude_verdict:N", "direction_verdict:N"]),
         halo_text(ests, dict(x=alt.X("ci_low:Q", scale=scale, title=None), y=y, text="label:N"), 4,
                   dict(color=alt.value("black")), align="left", dx=6, dy=-9, fontSize=10),
     ).properties(width=PANEL_W, height=34 * ests.height,

@@ -166,7 +166,7 @@ def estimates_of(cid: str, to: str) -> list[dict]:
         lo, hi = interval(g["ci_low"], g["ci_high"], kind, to)
         app = re.match(r"(?i)^(netflix|maps|docs)", g["group"])
         out.append(dict(claim=cid, group=g["group"], app=APP.get(app[1].lower()) if app else None,
-                        value=conv(g["value"], kind, to), lo=lo, hi=hi, n=g["n"], verdict=g["magnitude"],
+                        value=conv(g["value"], kind, to), lo=lo, hi=hi, n=g["n"], verdict=g["magnitude_verdict"],
                         paper=pv, paper_lo=plo, paper_hi=phi, paper_label=label))
     apps = {d["app"] for d in out}
     if len(apps) == 1 and None not in apps:  # the paper's number is one application's: the label says whose
@@ -623,7 +623,7 @@ load = load.filter(pl.col("generated").is_not_null()).with_columns(
 load = load.with_columns(row=pl.format("{}, {}", pl.col("application"), pl.col("cfg")),
                          key=pl.format("{}, {}", pl.col("app"), pl.col("cfg")))
 chk = GROUPS.filter(pl.col("id").str.starts_with("lab-ditg-same-offered-load")).rename(
-    {"group": "key", "ci_low": "lo", "ci_high": "hi", "magnitude": "verdict"})
+    {"group": "key", "ci_low": "lo", "ci_high": "hi", "magnitude_verdict": "verdict"})
 keys = set(chk["key"].to_list())
 if keys:  # the configurations the checks compare (claims.py SYMMETRIC_PAIRS, ASYMMETRIC_PAIRS)
     load = load.filter(pl.col("key").is_in(keys))

@@ -88,13 +88,13 @@ def estimates_of(claim_of: dict[str, list[str]]) -> pl.DataFrame:
     if not out:
         return pl.DataFrame(schema={"scenario": pl.String, "id": pl.String, "group": pl.String, "value": pl.Float64,
                                     "ci_low": pl.Float64, "ci_high": pl.Float64, "n": pl.Int64,
-                                    "magnitude": pl.String, "direction": pl.String})
+                                    "magnitude_verdict": pl.String, "direction_verdict": pl.String})
     return pl.concat(out, how="diagonal_relaxed").select("scenario", "id", "group", "value", "ci_low", "ci_high",
-                                                          "n", "magnitude", "direction")
+                                                          "n", "magnitude_verdict", "direction_verdict")
 
 
 EST_TIP = ["id:N", "group:N", alt.Tooltip("value:Q", format=".3g"), alt.Tooltip("ci_low:Q", format=".3g"),
-           alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude:N", "direction:N"]
+           alt.Tooltip("ci_high:Q", format=".3g"), "n:Q", "magnitude_verdict:N", "direction_verdict:N"]
 
 # %% [markdown]
 # ## MPTCP relative to single-path TCP (Fig. 4)
