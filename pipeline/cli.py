@@ -4,6 +4,7 @@ above the pipeline, and hands every other command to ``main`` here)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -234,11 +235,12 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
         say = lambda m: tqdm.write(m, file=sys.stderr)  # noqa: E731 - above the bar, not through it
     for item in items:
         t, k = _analyze_safely(item, a.vantage, pm, a.decoder, prepared.start, given)
-        clash = k.runs & set(runs_seen)
-        if clash:
-            r = sorted(clash)[0]
-            print(f"{item}: run id {r!r} is also run folder {runs_seen[r]} in this call; skipped", file=sys.stderr)
-            continue
+        for r in sorted(k.runs & set(runs_seen)):  # another folder of this call has its name: a run of its own
+            folder = str(item.client.parent if isinstance(item, Pair) else item)
+            new = store.other_id(r, folder, set(runs_seen) | k.runs)
+            say(f"{item}: run id {r!r} is also run folder {runs_seen[r]}'s in this call; stored as {new!r}")
+            t = store.rename_run(t, r, new)
+            k = dataclasses.replace(k, runs={new if x == r else x for x in k.runs})
         runs_seen.update({r: item for r in k.runs})
         _report(t, say)
         used += _usable(t)

@@ -482,6 +482,72 @@ def _keep_loose_pcaps_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl
     return tables, keys
 
 
+def _folder(trace: str) -> str:
+    """The folder a trace lies in: a run folder's, or a loose pcap's."""
+    return os.path.dirname(os.path.normpath(os.path.abspath(trace)))
+
+
+def _origins(pairs) -> dict[str, set[str]]:
+    """run id -> the folders its traces lie in (the run's identity beyond its name)."""
+    out: dict[str, set[str]] = {}
+    for run_id, trace in pairs:
+        if run_id is not None and trace:
+            out.setdefault(run_id, set()).add(_folder(trace))
+    return out
+
+
+def rename_run(tables: dict[str, pl.DataFrame], old: str, new: str) -> dict[str, pl.DataFrame]:
+    """``tables`` with run ``old``'s rows under ``new``."""
+    return {n: df.with_columns(run_id=pl.when(pl.col("run_id") == old).then(pl.lit(new)).otherwise(pl.col("run_id")))
+            if "run_id" in df.collect_schema().names() else df for n, df in tables.items()}
+
+
+def other_id(run_id: str, folder: str, taken: set[str]) -> str:
+    """An id for a run named like another one: its name and the folder above its own
+    (``run1@campaign-b``), numbered on if that is taken too."""
+    above = Path(folder).parent.name or Path(folder).name or "other"
+    new, k = f"{run_id}@{above}", 2
+    while new in taken:
+        new, k = f"{run_id}@{above}-{k}", k + 1
+    return new
+
+
+def _keep_runs_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame],
+                     keys: Keys) -> tuple[dict[str, pl.DataFrame], Keys]:
+    """A run is its traces' folder, not only its name: a run written under an id the store
+    holds for traces in other folders (``campaign-a/run1`` then ``campaign-b/run1``; two
+    folders' ``x/client.pcap``) is another run, stored beside it under ``other_id`` with a
+    row saying so; the same folder written again still replaces itself."""
+    ids = sorted(keys.runs | {r for r, _ in keys.traces})
+    if not ids:
+        return tables, keys
+    conn = tables["connections"]
+    conn = conn.select("run_id", "trace").unique()
+    incoming = _origins((conn.collect() if isinstance(conn, pl.LazyFrame) else conn).iter_rows())
+    stored = _origins(con.execute("SELECT DISTINCT run_id, trace FROM connections WHERE run_id IN (SELECT unnest(?))",
+                                  [ids]).fetchall())
+    rows = []
+    taken = set(ids) | {r for (r,) in con.execute("SELECT DISTINCT run_id FROM runs UNION "
+                                                     "SELECT DISTINCT run_id FROM connections").fetchall()}
+    for run_id in ids:
+        mine, theirs = incoming.get(run_id, set()), stored.get(run_id, set())
+        if not mine or not theirs or mine & theirs:
+            continue
+        new = other_id(run_id, sorted(mine)[0], taken)
+        taken.add(new)
+        tables = rename_run(tables, run_id, new)
+        keys = replace(keys, runs={new if r == run_id else r for r in keys.runs},
+                       traces={(new if r == run_id else r, t) for r, t in keys.traces},
+                       facts={new if r == run_id else r for r in keys.facts})
+        rows.append({"run_id": new, "source": sorted(mine)[0], "stage": "load",
+                     "reason": f"run id {run_id!r} is another run's in the database (traces in "
+                               f"{sorted(theirs)[0]}): stored beside it as {new!r}"})
+    if rows:
+        tables = {**tables, "problems": pl.concat([tables["problems"], schema.conform(
+            "problems", pl.DataFrame(rows, schema=schema.TABLES["problems"]))], how="vertical_relaxed")}
+    return tables, keys
+
+
 def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -703,6 +769,7 @@ def _upsert_locked(real: Path, db: str | os.PathLike, tables: dict[str, pl.DataF
                 # No transaction: a failed write leaves only the temporary file, removed below.
                 if not new:
                     tables, keys = _keep_loose_pcaps_apart(con, tables, keys)
+                    tables, keys = _keep_runs_apart(con, tables, keys)
                     _delete(con, keys)
                 insert(con, tables)
                 con.execute("CHECKPOINT")
