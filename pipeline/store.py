@@ -524,8 +524,9 @@ def _keep_runs_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFr
     conn = tables["connections"]
     conn = conn.select("run_id", "trace").unique()
     incoming = _origins((conn.collect() if isinstance(conn, pl.LazyFrame) else conn).iter_rows())
-    stored = _origins(con.execute("SELECT DISTINCT run_id, trace FROM connections WHERE run_id IN (SELECT unnest(?))",
-                                  [ids]).fetchall())
+    # the ids themselves, and those earlier writes gave namesakes (``other_id``: name@...)
+    stored = _origins(con.execute("SELECT DISTINCT run_id, trace FROM connections WHERE run_id IN (SELECT unnest($1)) "
+                                  "OR split_part(run_id, '@', 1) IN (SELECT unnest($1))", [ids]).fetchall())
     rows = []
     taken = set(ids) | {r for (r,) in con.execute("SELECT DISTINCT run_id FROM runs UNION "
                                                      "SELECT DISTINCT run_id FROM connections").fetchall()}
@@ -533,7 +534,9 @@ def _keep_runs_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFr
         mine, theirs = incoming.get(run_id, set()), stored.get(run_id, set())
         if not mine or not theirs or mine & theirs:
             continue
-        new = other_id(run_id, sorted(mine)[0], taken)
+        # this folder stored earlier as a namesake: that run is the one it replaces
+        again = [r for r, o in sorted(stored.items()) if r.startswith(f"{run_id}@") and o & mine]
+        new = again[0] if again else other_id(run_id, sorted(mine)[0], taken)
         taken.add(new)
         tables = rename_run(tables, run_id, new)
         keys = replace(keys, runs={new if r == run_id else r for r in keys.runs},
