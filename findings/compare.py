@@ -100,7 +100,7 @@ def run_values(con: duckdb.DuckDBPyConnection, key: str) -> pl.DataFrame:
     if not _has_labels(con):
         raise CompareError("it holds no labels (no run_labels table: written before labels existed); give runs "
                            "labels with analyze --label KEY=VALUE or --labels FILE.csv")
-    return con.execute(RUN_VALUES, [key]).pl()
+    return pl.from_arrow(con.sql(RUN_VALUES, params=[key]).to_arrow_table())
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import flows, mptcp, owd, schema
+from . import mptcp, owd, schema
 
 # table name -> its rows: a DataFrame, or a LazyFrame over a spill (a streamed trace's
 # per-packet tables; ``store`` writes them piece by piece)
@@ -38,13 +38,40 @@ def vantage_from_name(path: str | os.PathLike) -> str | None:
     return None
 
 
+def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:
+    """Client or server capture, from handshake timing.
+
+    At the SYN's sender the SYN -> SYN/ACK gap is a round trip and SYN/ACK -> third
+    ACK is immediate; at its receiver it is the other way round. The SYN's sender is
+    the client unless the stream is ``reversed``. Majority over subflows; a tie (half the
+    handshakes each way, e.g. a busy server whose ACKs wait as long as the round trip) is
+    broken by the summed margins (seconds of round trip each way), and stays None only
+    when those cancel too (``handshakes_complete`` tells that case from no handshake).
+    """
+    t = complete_handshakes(sf)
+    if t.height == 0:
+        return None
+    margin = (t["t_synack"] - t["t_syn"]) - (t["t_ack3"] - t["t_synack"])  # > 0: at the SYN's sender
+    votes = ((margin > 0) ^ t["reversed"]).cast(pl.Int32)
+    if votes.sum() * 2 != t.height:
+        return "client" if votes.sum() * 2 > t.height else "server"
+    total = (margin * pl.Series([-1.0 if r else 1.0 for r in t["reversed"].to_list()])).sum()
+    # within a capture's microsecond resolution the margins cancel: no side
+    return "client" if total > 1e-6 else "server" if total < -1e-6 else None
+
+
+def complete_handshakes(sf: pl.DataFrame) -> pl.DataFrame:
+    """The subflows whose SYN, SYN/ACK and third ACK the capture holds."""
+    return sf.filter(pl.col("t_syn").is_not_null(), pl.col("t_synack").is_not_null(), pl.col("t_ack3").is_not_null())
+
+
 def which_vantage(sf: pl.DataFrame, vantage: str | None, pcap) -> tuple[str | None, list[str]]:
     """Whose capture this is (given, from its name, else from handshake timing), and
     notes when that cannot be told or the timing disagrees."""
-    inferred = flows.vantage_from_handshakes(sf)
+    inferred = vantage_from_handshakes(sf)
     v = vantage or vantage_from_name(pcap) or inferred
     if v is None:
-        why = ("its handshakes' timing points both ways equally" if flows.complete_handshakes(sf).height
+        why = ("its handshakes' timing points both ways equally" if complete_handshakes(sf).height
                else "no complete handshake")
         return v, [f"cannot tell whether this is the client's or the server's capture ({why}; name it "
                    "client*/server* or pass --vantage); vantage-specific metrics left empty"]

@@ -681,30 +681,3 @@ def one_way_notes(sf: pl.DataFrame, carries_data: pl.Series) -> list[str]:
     packet coming back is. ``carries_data``: the streams with payload."""
     one_way = sf.filter(pl.col("n_senders") == 1, pl.col("stream").is_in(carries_data.unique().implode()))
     return [f"subflow {s}: only one direction was captured" for s in one_way["stream"].to_list()]
-
-
-def vantage_from_handshakes(sf: pl.DataFrame) -> str | None:
-    """Client or server capture, from handshake timing.
-
-    At the SYN's sender the SYN -> SYN/ACK gap is a round trip and SYN/ACK -> third
-    ACK is immediate; at its receiver it is the other way round. The SYN's sender is
-    the client unless the stream is ``reversed``. Majority over subflows; a tie (half the
-    handshakes each way, e.g. a busy server whose ACKs wait as long as the round trip) is
-    broken by the summed margins (seconds of round trip each way), and stays None only
-    when those cancel too (``handshakes_complete`` tells that case from no handshake).
-    """
-    t = complete_handshakes(sf)
-    if t.height == 0:
-        return None
-    margin = (t["t_synack"] - t["t_syn"]) - (t["t_ack3"] - t["t_synack"])  # > 0: at the SYN's sender
-    votes = ((margin > 0) ^ t["reversed"]).cast(pl.Int32)
-    if votes.sum() * 2 != t.height:
-        return "client" if votes.sum() * 2 > t.height else "server"
-    total = (margin * pl.Series([-1.0 if r else 1.0 for r in t["reversed"].to_list()])).sum()
-    # within a capture's microsecond resolution the margins cancel: no side
-    return "client" if total > 1e-6 else "server" if total < -1e-6 else None
-
-
-def complete_handshakes(sf: pl.DataFrame) -> pl.DataFrame:
-    """The subflows whose SYN, SYN/ACK and third ACK the capture holds."""
-    return sf.filter(pl.col("t_syn").is_not_null(), pl.col("t_synack").is_not_null(), pl.col("t_ack3").is_not_null())

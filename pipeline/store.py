@@ -20,15 +20,11 @@ The DuckDB file is a store, not a scratch file:
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
-import re
 import shutil
 import stat
 import sys
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +33,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from . import derived, schema
+from .beside import (StoreError, check_name, clean_stale_temps, new_temp, remove_temp,
+                     writer_lock)
 from .inputs import not_duckdb, not_regular
 from .inserts import Arrow, insert
 from .labels import of_runs
@@ -54,15 +52,10 @@ def _duckdb():
     import duckdb
     return duckdb
 
-LOCK_WAIT_S = 600.0
 TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets", "delivered_1s",
                 "owd_samples")
 # a run's own rows (Keys.facts: what a pcap given alone with labels replaces)
 FACT_TABLES = ("runs", "run_paths", "run_outages", "run_labels")
-
-
-class StoreError(Exception):
-    """The target cannot be written; the message is one line naming it and why."""
 
 
 # ----------------------------------------------------------------------- Parquet
@@ -189,26 +182,6 @@ def _existing_dir(p: Path) -> Path:
     return Path("/")
 
 
-# the longest name beside --db the lab writes: ``.<db>.<pid>-<8 hex>.tmp.wal``
-_BESIDE = len(".." + "4194304-01234567.tmp.wal")
-NAME_MAX = 255
-
-
-def _check_name(name: str, what: str) -> None:
-    """``StoreError`` for a name DuckDB or the file system cannot take: bytes that are not
-    UTF-8 (DuckDB opens paths as UTF-8), or a file name too long for the lock file and
-    the temporary copies the lab writes beside it."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise StoreError(f"{what} {shown}: the name is not UTF-8 text, which DuckDB cannot open; rename it") from None
-    base = Path(name).name.encode()
-    if len(base) + _BESIDE > NAME_MAX:
-        raise StoreError(f"{what} {name[:60]}...: a file name of {len(base)} bytes; the lab writes its lock file and "
-                         f"temporary copies beside it, so at most {NAME_MAX - _BESIDE} bytes")
-
-
 def check_db_target(db: str | os.PathLike) -> Path:
     """The real path to write, or ``StoreError`` saying why ``db`` cannot be our store.
 
@@ -217,7 +190,7 @@ def check_db_target(db: str | os.PathLike) -> Path:
     name = str(db)
     if not name.strip():
         raise StoreError("--db: empty path")
-    _check_name(name, "--db")
+    check_name(name, "--db")
     p = Path(name)
     try:
         st = os.stat(p)
@@ -308,7 +281,7 @@ def _check_tables_are_ours(con: duckdb.DuckDBPyConnection, name: str) -> None:
         if t not in schema.TABLES:
             continue  # someone else's table: kept as it is
         if kinds[t] == "VIEW":  # rows are written into our tables: a view cannot take them
-            raise StoreError(f"{name}: holds a view {t!r} of its own where the lab keeps a table of that name; "
+            raise StoreError(f"{name}: holds a view {t!r} of its own, which is not the lab's table of that name; "
                              "rename or drop it, or choose another --db")
         names = [c for c, _ in cols]
         unknown = [c for c in names if c not in schema.TABLES[t]]
@@ -320,72 +293,6 @@ def _check_tables_are_ours(con: duckdb.DuckDBPyConnection, name: str) -> None:
         if typed:
             raise StoreError(f"{name}: its table {t!r} has columns of other types than the lab's "
                              f"({'; '.join(typed[:2])}); choose another --db")
-
-
-@contextlib.contextmanager
-def _writer_lock(db: Path, wait_s: float = LOCK_WAIT_S):
-    """Exclusive lock for writers of ``db`` (a lock file beside it, never removed)."""
-    lock = db.with_name(f".{db.name}.lock")
-    try:  # never through a link: the lock file is truncated and written below
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError:
-        what = "a symbolic link" if lock.is_symlink() else "a folder" if lock.is_dir() else None
-        if what is None:
-            raise  # the file system's fault (read-only, full): said by upsert
-        raise StoreError(f"{db}: its lock file {lock.name} is {what}, not a lock file of ours: remove it (or choose "
-                         "another --db); nothing written") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            print(f"{db}: waiting for another writer (pid {holder}) to finish...", file=sys.stderr)
-            deadline = time.monotonic() + wait_s
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise StoreError(f"{db}: another writer (pid {holder}) held it for {wait_s:.0f} s; "
-                                         "nothing written") from None
-                    time.sleep(0.1)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-# what ``_new_temp`` names (and DuckDB's log beside it): ``.<db>.<pid>-<8 hex>.tmp[.wal]``
-_TEMP = re.compile(r"\.\d+-[0-9a-f]{8}\.tmp(\.wal)?")
-
-
-def _temp_names(db: Path) -> list[Path]:
-    """Our temporary copies of ``db``: files named exactly as ``_new_temp`` names them (a
-    user's ``.lab.duckdb.backup.tmp``, a folder or a link of such a name is not ours)."""
-    return [f for f in sorted(db.parent.glob(f".{db.name}.*.tmp*"))
-            if _TEMP.fullmatch(f.name[len(db.name) + 1:]) and f.is_file() and not f.is_symlink()]
-
-
-def _temp_pid(tmp: Path, db: Path) -> int | None:
-    """The writer's pid in a temporary file's name (``.<db>.<pid>-<hex>.tmp``)."""
-    head = tmp.name[len(db.name) + 2:].split("-", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
-def _clean_stale_temps(db: Path) -> None:
-    """Under the writer lock, a temporary file is a killed writer's, unless its writer
-    is alive: that one is a copy ``prepare`` is building ahead of taking the lock."""
-    for f in _temp_names(db):
-        pid = _temp_pid(f, db)
-        if pid is not None and pid_alive(pid):
-            continue
-        try:
-            f.unlink()
-            print(f"{db}: removed {f.name}, left by an interrupted write", file=sys.stderr)
-        except FileNotFoundError:
-            pass
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -568,15 +475,6 @@ def _identity(real: Path) -> tuple | None:
     return st.st_ino, st.st_size, st.st_mtime_ns, Path(f"{real}.wal").exists()
 
 
-def _new_temp(real: Path) -> Path:
-    return real.with_name(f".{real.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
-
-
-def _remove_temp(tmp: Path) -> None:
-    for f in (tmp, Path(f"{tmp}.wal")):
-        f.unlink(missing_ok=True)
-
-
 def _open_copy(real: Path, tmp: Path) -> duckdb.DuckDBPyConnection:
     """``tmp`` as a copy of ``real`` (or new), open, with every table, view and macro of
     this version."""
@@ -664,7 +562,7 @@ class Prepared:
 
     def __init__(self, db: str | os.PathLike, start: bool = True) -> None:
         self.real = Path(os.path.realpath(db))
-        self.tmp = _new_temp(self.real)
+        self.tmp = new_temp(self.real)
         self.base: tuple | None = None
         self.con: duckdb.DuckDBPyConnection | None = None
         self._closed = False
@@ -690,11 +588,11 @@ class Prepared:
                 con = _open_copy(self.real, self.tmp)
                 if _identity(self.real) != base:  # replaced while we copied
                     con.close()
-                    _remove_temp(self.tmp)
+                    remove_temp(self.tmp)
                     return
                 self.con, self.base = con, base
         except Exception:  # noqa: BLE001 - only a head start: the locked path redoes it and reports
-            _remove_temp(self.tmp)
+            remove_temp(self.tmp)
 
     def take(self, real: Path) -> tuple[Path, duckdb.DuckDBPyConnection] | None:
         """The copy, if it is still a copy of ``real`` as it is now; else None (discarded)."""
@@ -714,7 +612,7 @@ class Prepared:
             if self.con is not None:
                 self.con.close()
                 self.con = None
-            _remove_temp(self.tmp)
+            remove_temp(self.tmp)
 
 
 def prepare(db: str | os.PathLike, start: bool = True) -> Prepared:
@@ -759,11 +657,11 @@ def _upsert_locked(real: Path, db: str | os.PathLike, tables: dict[str, pl.DataF
                    prepared: Prepared | None) -> Path:
     """``upsert``'s write, under the writer lock, through a temporary copy."""
     real.parent.mkdir(parents=True, exist_ok=True)
-    with _writer_lock(real):
-        _clean_stale_temps(real)
+    with writer_lock(real):
+        clean_stale_temps(real)
         real = check_db_target(db)  # another writer may have made it meanwhile
         ready = prepared.take(real) if prepared else None
-        tmp, con = ready if ready else (_new_temp(real), None)
+        tmp, con = ready if ready else (new_temp(real), None)
         new = not real.exists()  # a new database has no rows to replace
         try:
             if con is None:
@@ -782,7 +680,7 @@ def _upsert_locked(real: Path, db: str | os.PathLike, tables: dict[str, pl.DataF
             os.replace(tmp, real)
             _fsync(real.parent)
         except BaseException:
-            _remove_temp(tmp)
+            remove_temp(tmp)
             raise
     return real
 

@@ -188,7 +188,7 @@ def test_a_users_view_named_like_a_lab_table_is_refused_by_name(tmp_path):
     con.execute("CREATE VIEW problems AS SELECT * FROM notes")
     con.close()
     r = _analyze(db)
-    assert r.returncode == 2 and "holds a view 'problems'" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.returncode == 2 and "holds a view 'problems' of its own, which is not the lab's" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'problems'").fetchone() \
         == ("VIEW",)
@@ -270,14 +270,14 @@ def test_a_tie_of_handshake_votes_is_broken_by_their_margins():
     """Half the handshakes each way (issue 43: a 280k-packet server capture reported "no
     complete handshake"): the summed round-trip margins decide; equal margins leave it
     open, said as such."""
-    from pipeline import assemble, flows
+    from pipeline import assemble
     sf = pl.DataFrame({"t_syn": [0.0, 10.0], "t_synack": [0.050, 10.002], "t_ack3": [0.051, 10.005],
                        "reversed": [False, False]})
-    assert flows.vantage_from_handshakes(sf) == "client"  # +49 ms against -1 ms
+    assert assemble.vantage_from_handshakes(sf) == "client"  # +49 ms against -1 ms
     server = sf.with_columns(t_synack=pl.Series([0.001, 10.002]), t_ack3=pl.Series([0.041, 10.003]))
-    assert flows.vantage_from_handshakes(server) == "server"  # -39 ms against +1 ms
+    assert assemble.vantage_from_handshakes(server) == "server"  # -39 ms against +1 ms
     even = sf.with_columns(t_synack=pl.Series([0.010, 10.020]), t_ack3=pl.Series([0.030, 10.030]))
-    assert flows.vantage_from_handshakes(even) is None  # -10 ms and +10 ms
+    assert assemble.vantage_from_handshakes(even) is None  # -10 ms and +10 ms
     v, notes = assemble.which_vantage(even, None, "trace.pcap")
     assert v is None and "timing points both ways equally" in notes[0]
     v, notes = assemble.which_vantage(even.with_columns(t_ack3=pl.lit(None, pl.Float64)), None, "trace.pcap")
