@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import extract, labels, schema, store, tables
+from . import apart, extract, labels, schema, store, tables
 from .assemble import canonical_addr, problem, vantage_from_name
 from .inputs import run_pcaps
 
@@ -237,9 +237,9 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
         t, k = _analyze_safely(item, a.vantage, pm, a.decoder, prepared.start, given)
         for r in sorted(k.runs & set(runs_seen)):  # another folder of this call has its name: a run of its own
             folder = str(item.client.parent if isinstance(item, Pair) else item)
-            new = store.other_id(r, folder, set(runs_seen) | k.runs)
+            new = apart.other_id(r, folder, set(runs_seen) | k.runs)
             say(f"{item}: run id {r!r} is also run folder {runs_seen[r]}'s in this call; stored as {new!r}")
-            t = store.rename_run(t, r, new)
+            t = apart.rename_run(t, r, new)
             k = dataclasses.replace(k, runs={new if x == r else x for x in k.runs})
         runs_seen.update({r: item for r in k.runs})
         _report(t, say)
