@@ -191,7 +191,7 @@ def _facts_once(parts: list[dict], folders: list[bool]) -> list[dict]:
         for r in parts[i]["runs"]["run_id"].to_list():
             owner.setdefault(r, i)
     others = [sorted(r for r in t["runs"]["run_id"].to_list() if owner[r] != i) for i, t in enumerate(parts)]
-    return [{n: df.filter(~pl.col("run_id").is_in(o)) if n in store.FACT_TABLES else df for n, df in t.items()}
+    return [{n: df.filter(~pl.col("run_id").is_in(o)) if n in apart.FACT_TABLES else df for n, df in t.items()}
             if o else t for t, o in zip(parts, others)]
 
 
