@@ -4,6 +4,7 @@ above the pipeline, and hands every other command to ``main`` here)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import extract, labels, schema, store, tables
+from . import apart, extract, labels, schema, store, tables
 from .assemble import canonical_addr, problem, vantage_from_name
 from .beside import not_utf8
 from .inputs import run_pcaps
@@ -190,7 +191,7 @@ def _facts_once(parts: list[dict], folders: list[bool]) -> list[dict]:
         for r in parts[i]["runs"]["run_id"].to_list():
             owner.setdefault(r, i)
     others = [sorted(r for r in t["runs"]["run_id"].to_list() if owner[r] != i) for i, t in enumerate(parts)]
-    return [{n: df.filter(~pl.col("run_id").is_in(o)) if n in store.FACT_TABLES else df for n, df in t.items()}
+    return [{n: df.filter(~pl.col("run_id").is_in(o)) if n in apart.FACT_TABLES else df for n, df in t.items()}
             if o else t for t, o in zip(parts, others)]
 
 
@@ -234,11 +235,12 @@ def _analyze_into(a: argparse.Namespace, inputs: list[Path], pm: dict[str, str],
         say = lambda m: tqdm.write(m, file=sys.stderr)  # noqa: E731 - above the bar, not through it
     for item in items:
         t, k = _analyze_safely(item, a.vantage, pm, a.decoder, prepared.start, given)
-        clash = k.runs & set(runs_seen)
-        if clash:
-            r = sorted(clash)[0]
-            print(f"{item}: run id {r!r} is also run folder {runs_seen[r]} in this call; skipped", file=sys.stderr)
-            continue
+        for r in sorted(k.runs & set(runs_seen)):  # another folder of this call has its name: a run of its own
+            folder = str(item.client.parent if isinstance(item, Pair) else item)
+            new = apart.other_id(r, folder, set(runs_seen) | k.runs)
+            say(f"{item}: run id {r!r} is also run folder {runs_seen[r]}'s in this call; stored as {new!r}")
+            t = apart.rename_run(t, r, new)
+            k = dataclasses.replace(k, runs={new if x == r else x for x in k.runs})
         runs_seen.update({r: item for r in k.runs})
         _report(t, say)
         used += _usable(t)

@@ -26,13 +26,14 @@ import stat
 import sys
 import threading
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from . import derived, schema
+from .apart import FACT_TABLES, TRACE_TABLES, keep_loose_pcaps_apart, keep_runs_apart
 from .beside import (not_utf8, StoreError, check_name, clean_stale_temps, new_temp, remove_temp,
                      writer_lock)
 from .inputs import not_duckdb, not_regular
@@ -53,10 +54,6 @@ def _duckdb():
     import duckdb
     return duckdb
 
-TRACE_TABLES = ("connections", "subflows", "rtt_samples", "ofo_samples", "seq_packets", "delivered_1s",
-                "owd_samples")
-# a run's own rows (Keys.facts: what a pcap given alone with labels replaces)
-FACT_TABLES = ("runs", "run_paths", "run_outages", "run_labels")
 
 
 # ----------------------------------------------------------------------- Parquet
@@ -336,58 +333,6 @@ def _delete(con: duckdb.DuckDBPyConnection, keys: Keys) -> None:
                     con.execute(f'DELETE FROM "{t}" WHERE run_id = ?', [r])
 
 
-def _loose_id(run_id: str, trace: str) -> str:
-    return f"{run_id} (loose pcap {trace})"
-
-
-def _is_loose_namesake(run_id: str, trace: str) -> bool:
-    """A pcap outside any run folder whose name is the run id (``mp2-linkem.pcap``):
-    analysed alone it takes its stem as run id, the id of a run folder of that name."""
-    return Path(trace).stem == run_id and Path(trace).parent.name != run_id
-
-
-def _keep_loose_pcaps_apart(con: duckdb.DuckDBPyConnection, tables: dict[str, pl.DataFrame],
-                            keys: Keys) -> tuple[dict[str, pl.DataFrame], Keys]:
-    """A loose pcap named like a run folder's run is no part of that run: stored beside it
-    under its own id, never merged into it nor deleted with it (whichever comes first)."""
-    rows: list[dict] = []
-    # the run folder comes second: the loose pcap's stored rows move to their own id (the
-    # stored traces of every run being written, in one query: a reference load writes ~700 runs)
-    stored = con.execute("SELECT DISTINCT run_id, trace FROM connections WHERE run_id IN (SELECT unnest($1)) UNION "
-                         "SELECT DISTINCT run_id, source FROM problems WHERE run_id IN (SELECT unnest($1))",
-                         [sorted(keys.runs)]).fetchall() if keys.runs else []
-    for run_id, trace in sorted(stored, key=lambda r: (r[0], r[1] or "")):
-        if trace is None or not _is_loose_namesake(run_id, trace):
-            continue
-        new = _loose_id(run_id, trace)
-        for t, col in [*((t, "trace") for t in TRACE_TABLES), ("owd_samples", "recv_trace"),
-                       ("problems", "source")]:
-            con.execute(f'UPDATE "{t}" SET run_id = ? WHERE run_id = ? AND "{col}" = ?', [new, run_id, trace])
-        for t in reversed(FACT_TABLES):  # its own runs row and labels (a labelled loose pcap's: no meta_json)
-            con.execute(f'UPDATE "{t}" SET run_id = ? WHERE run_id = ? AND EXISTS (SELECT 1 FROM runs '
-                        'WHERE run_id = ? AND meta_json IS NULL)', [new, run_id, run_id])
-    # the loose pcap comes second: its rows take their own id when a run folder holds the name
-    for run_id, trace in sorted(keys.traces):
-        if not _is_loose_namesake(run_id, trace):
-            continue
-        if not con.execute("SELECT count(*) FROM runs WHERE run_id = ? AND meta_json IS NOT NULL",  # a folder's
-                           [run_id]).fetchall()[0][0]:
-            continue
-        new = _loose_id(run_id, trace)
-        keys = replace(keys, facts={new if r == run_id else r for r in keys.facts})
-        tables = {n: df.with_columns(run_id=pl.when(pl.col("run_id") == run_id).then(pl.lit(new))
-                                     .otherwise(pl.col("run_id")))
-                  if "run_id" in df.collect_schema().names() and schema.rows(df) else df
-                  for n, df in tables.items()}
-        rows.append({"run_id": new, "source": trace, "stage": "load",
-                     "reason": f"named like run {run_id!r} (a run folder's) but not in its folder: stored as its "
-                               "own run, under this id"})
-    if rows:
-        tables = {**tables, "problems": pl.concat([tables["problems"], schema.conform(
-            "problems", pl.DataFrame(rows, schema=schema.TABLES["problems"]))])}
-    return tables, keys
-
-
 def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -598,7 +543,8 @@ def _upsert_locked(real: Path, db: str | os.PathLike, tables: dict[str, pl.DataF
             try:
                 # No transaction: a failed write leaves only the temporary file, removed below.
                 if not new:
-                    tables, keys = _keep_loose_pcaps_apart(con, tables, keys)
+                    tables, keys = keep_loose_pcaps_apart(con, tables, keys)
+                    tables, keys = keep_runs_apart(con, tables, keys)
                     _delete(con, keys)
                 insert(con, tables)
                 con.execute("CHECKPOINT")

@@ -282,3 +282,69 @@ def test_a_tie_of_handshake_votes_is_broken_by_their_margins():
     assert v is None and "timing points both ways equally" in notes[0]
     v, notes = assemble.which_vantage(even.with_columns(t_ack3=pl.lit(None, pl.Float64)), None, "trace.pcap")
     assert v is None and "no complete handshake" in notes[0]
+
+
+def _sample_copy(dest):
+    import shutil
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "mp2-iperf3-up"
+    shutil.copytree(sample, dest)
+    return dest
+
+
+def _runs(db) -> list[str]:
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return sorted(r for (r,) in con.execute("SELECT DISTINCT run_id FROM connections").fetchall())
+    finally:
+        con.close()
+
+
+def test_two_runs_with_one_name_stay_two_and_one_run_replaces_itself(tmp_path):
+    """campaign-a/x then campaign-b/x (one meta.json run id), in two calls and in one
+    (issue 43: the later replaced the earlier, or was skipped): the second is stored as
+    its own run, named after the folder above it, with a row; the same folder analysed
+    again still replaces itself."""
+    import json
+    import subprocess
+    import sys
+    a = _sample_copy(tmp_path / "campaign-a" / "x")
+    b = _sample_copy(tmp_path / "campaign-b" / "x")
+    name = json.loads((a / "meta.json").read_text())["run_id"]
+    db = tmp_path / "lab.duckdb"
+
+    def analyze(*inputs, db=db):
+        r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", *map(str, inputs), "--db", str(db)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r
+
+    analyze(a)
+    analyze(b)
+    assert _runs(db) == sorted([name, f"{name}@campaign-b"])
+    analyze(a)
+    analyze(b)  # each folder again: replaces its own run, no third
+    assert _runs(db) == sorted([name, f"{name}@campaign-b"])
+    one = tmp_path / "one.duckdb"
+    r = analyze(a, b, db=one)
+    assert _runs(one) == sorted([name, f"{name}@campaign-b"]) and "stored as" in r.stderr
+
+
+def test_two_folders_client_pcaps_given_alone_stay_two_runs(tmp_path):
+    """a/x/client.pcap then b/x/client.pcap: both take run id x (their folder's name);
+    the second is another run (x@b), not a second trace of the first."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "mp2-iperf3-up" / "client.pcap"
+    for d in ("a", "b"):
+        (tmp_path / d / "x").mkdir(parents=True)
+        shutil.copy(sample, tmp_path / d / "x" / "client.pcap")
+    db = tmp_path / "lab.duckdb"
+    for d in ("a", "b"):
+        r = subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", str(tmp_path / d / "x" / "client.pcap"),
+                            "--db", str(db)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert _runs(db) == ["x", "x@b"]
