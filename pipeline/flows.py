@@ -30,6 +30,10 @@ TRACE_PACKETS: dict[str, pl.DataType] = {
     "rel_seq": pl.Int64,  # sequence number of the first byte, relative to the sender's ISN, unwrapped
     "rel_ack": pl.Int64,  # null when the ACK flag is off
     "fin": pl.Boolean,  # the FIN flag (a FIN takes a sequence number: the per-ACK RTT times it)
+    # IPv4's identification (null over IPv6): Linux numbers a TCP socket's packets one by
+    # one, so a retransmission's copy has an ID of its own and the one-way delay can tell
+    # the copies apart (``owd``)
+    "ip_id": pl.UInt16,
     "dsn_rel": pl.Int64,  # data sequence number relative to the sender's IDSN (MPTCP data packets)
     # the DSS's DATA_ACK, relative to the IDSN of the data it acknowledges (the other end's):
     # the next data byte expected, in dsn_rel's numbering (null: none, or that key not captured)
@@ -78,7 +82,7 @@ _MAP_INPUT = ("mpc", "mp_map_present", "mp_dsn64", "mp_map_len", "mp_ssn", "mp_d
 
 # What annotate_packets (and the DSN mapping after it) read of the packets.
 _ANNOTATE_INPUT = ("frame", "time_s", "stream", "src", "sport", "seq", "ack", "ackf", "fin", "payload_bytes",
-                   *_MAP_INPUT)
+                   "ip_id", *_MAP_INPUT)
 
 
 @dataclass
@@ -482,7 +486,7 @@ def annotate_packets(p: pl.DataFrame, sf: pl.DataFrame) -> tuple[pl.DataFrame, p
     isns = sf.select("stream", "isn_server", "isn_client")
     got = _relative_numbers_native(p, isns)
     rel, bases = got if got is not None else _relative_numbers(p, isns)
-    p = p.select("frame", "time_s", "stream", "conn_id", "down", "payload_bytes", "fin", *_MAP_INPUT)
+    p = p.select("frame", "time_s", "stream", "conn_id", "down", "payload_bytes", "fin", "ip_id", *_MAP_INPUT)
     return p.hstack(rel), seq_bases_of(bases)
 
 

@@ -2,9 +2,12 @@
 capture and again in the receiver's (what mptcpanalyzer's trace mapping offers).
 
 A packet is the same segment in both traces when its subflow (the 4-tuple), direction,
-absolute sequence number and payload length agree. A segment seen more than once in
-either trace (a retransmission, or a duplicate in the capture) is left out, as Karn
-leaves it out of RTT: which copy arrived cannot be told.
+absolute sequence number and payload length agree. A segment sent more than once (a
+retransmission) is matched copy by copy by its IPv4 identification: Linux numbers a TCP
+socket's packets one by one, so each copy has an ID of its own, and the copy that
+arrived is the one whose ID the receiver saw. Copies that share an ID (a packet
+captured twice) or have none (IPv6) cannot be told apart: they are left out, as Karn
+leaves them out of RTT, and counted in a note.
 
 The two clocks: when both ends were network namespaces of one host (a lab run,
 ``meta.json``'s ``namespaces``) they are one clock and the offset is 0. Otherwise it is
@@ -24,6 +27,8 @@ import polars as pl
 from .spill import Spill
 
 KEY = ("client_addr", "client_port", "server_addr", "server_port", "down", "seq32", "payload_bytes")
+# a segment's copies in one trace: their number, and how many share each one's IP ID
+_COPIES, _SAME_ID = "_copies", "_same_id"
 SAME_HOST = "one host"
 ESTIMATED = "estimated: equal smallest delay both ways"
 UNKNOWN = "unknown: one direction only"
@@ -37,23 +42,32 @@ NEGATIVE_MS = 1.0
 def half(data: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
     """One trace's side of the matching: its data packets (``data``: frame, time_s,
     stream, conn_id, down, payload_bytes, rel_seq) with the subflow's addresses and the
-    absolute sequence number, each key seen once in this trace."""
-    return _once(rows(data, sf))
+    absolute sequence number, and how many copies of its segment the trace holds."""
+    return _counted(rows(data, sf))
 
 
 def rows(data: pl.DataFrame, sf: pl.DataFrame) -> pl.DataFrame:
-    """``half``'s rows before its keys seen twice are left out (a piece of a trace)."""
+    """``half``'s rows before its copies are counted (a piece of a trace)."""
     s = sf.select("stream", "conn_id", "path", "client_addr", "client_port", "server_addr", "server_port",
                   "seq_base_server", "seq_base_client")
-    d = data.select("frame", "time_s", "stream", pl.col("down").fill_null(False), "payload_bytes", "rel_seq").join(
-        s, on="stream", how="inner")
+    d = data.select("frame", "time_s", "stream", pl.col("down").fill_null(False), "payload_bytes", "rel_seq",
+                    "ip_id").join(s, on="stream", how="inner")
     base = pl.when(pl.col("down")).then(pl.col("seq_base_server")).otherwise(pl.col("seq_base_client"))
     return d.select("frame", "time_s", "stream", "conn_id", "path", "client_addr", "client_port", "server_addr",
-                    "server_port", "down", "payload_bytes", seq32=((base + pl.col("rel_seq")) % (1 << 32)).cast(pl.UInt32))
+                    "server_port", "down", "payload_bytes", "ip_id",
+                    seq32=((base + pl.col("rel_seq")) % (1 << 32)).cast(pl.UInt32))
 
 
-def _once(d: pl.DataFrame) -> pl.DataFrame:
-    return d.filter(pl.len().over(KEY) == 1)
+def _counted(d: pl.DataFrame) -> pl.DataFrame:
+    """``d`` with each row's ``_COPIES`` (its segment's copies in this trace) and
+    ``_SAME_ID`` (those with its IP ID): all of a trace's copies of a segment must be in
+    ``d`` (a whole trace, or one of ``Spilled``'s parts)."""
+    return d.with_columns(pl.len().over(KEY).cast(pl.UInt32).alias(_COPIES),
+                          pl.len().over(*KEY, "ip_id").cast(pl.UInt32).alias(_SAME_ID))
+
+
+# A copy that can be matched: its segment's only one, or one whose IP ID no other copy shares.
+_TOLD_APART = (pl.col(_COPIES) == 1) | (pl.col("ip_id").is_not_null() & (pl.col(_SAME_ID) == 1))
 
 
 # A long trace's side goes to disk in this many parts by its keys' hash, and is matched
@@ -70,7 +84,7 @@ def _part() -> pl.Expr:
 class Spilled:
     """One long trace's side of the matching, on disk in ``PARTS`` parts by key, fed
     piece by piece (``add``: ``rows``' rows); ``part(i)`` is ``half``'s rows of one part
-    (a key's rows all lie in one part, so each part's keys seen twice are the trace's)."""
+    (a key's rows all lie in one part, so each part counts its keys' copies as the trace does)."""
 
     def __init__(self, where: Spill) -> None:
         self.where = where
@@ -87,7 +101,7 @@ class Spilled:
 
     def part(self, i: int) -> pl.DataFrame | None:
         got = [pl.read_ipc(f) for f in self._files[i]] + self._held[i]
-        return _once(pl.concat(got)) if got else None
+        return _counted(pl.concat(got)) if got else None
 
 
 def _parts(side: pl.DataFrame | Spilled) -> Iterator[pl.DataFrame | None]:
@@ -104,7 +118,8 @@ def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_cl
     frame, ``sent_s``, ``raw_ms``, ``owd_ms``, ``clock_offset_ms``, ``clock``; and notes
     (problems: the two traces share no packet). A ``Spilled`` side is matched part by
     part, and the matches written to files in ``out`` (a LazyFrame over them)."""
-    counts = {down: [0, 0, 0] for down in (True, False)}  # sender's packets, receiver's, matched
+    # sender's packets, receiver's, matched, copies that could not be told apart
+    counts = {down: [0, 0, 0, 0] for down in (True, False)}
     lows: dict[bool, list[float]] = {True: [], False: []}
     highs: dict[bool, list[float]] = {True: [], False: []}
     found: list[pl.DataFrame] = []
@@ -127,11 +142,14 @@ def pair(client: pl.DataFrame | Spilled, server: pl.DataFrame | Spilled, same_cl
         elif m.height:
             files.append(out.write(m))
     notes = []
-    for down, (n_snd, n_rcv, n_m) in counts.items():
+    for down, (n_snd, n_rcv, n_m, n_amb) in counts.items():
+        way = "server -> client" if down else "client -> server"
         if n_snd and n_rcv and not n_m:
-            way = "server -> client" if down else "client -> server"
             notes.append(f"one-way delay: none of the {n_snd:,} {way} data packets was found in the other "
                          "end's trace (not the same connection, or segmentation offload changed the packets)")
+        if n_amb:
+            notes.append(f"one-way delay: {n_amb:,} {way} copies of segments sent or captured more than once "
+                         "could not be told apart (one IP ID for several copies, or IPv6: no IP ID) and are left out")
     down_min, up_min = (min(lows[d]) if lows[d] else None for d in (True, False))
     if same_clock:
         theta, clock = 0.0, SAME_HOST
@@ -190,10 +208,17 @@ def _matched(client: pl.DataFrame | None, server: pl.DataFrame | None, counts: d
         if sender is None or receiver is None:
             continue
         snd = sender.filter(pl.col("down") == down)
-        rcv = receiver.filter(pl.col("down") == down).select(*KEY, recv_frame="frame", received_s="time_s")
-        m = snd.join(rcv, on=list(KEY), how="inner")
+        rcv = receiver.filter(pl.col("down") == down)
+        n_snd, n_rcv = snd.height, rcv.height
+        snd, rcv = snd.filter(_TOLD_APART), rcv.filter(_TOLD_APART)
+        ambiguous = n_snd + n_rcv - snd.height - rcv.height
+        rcv = rcv.select(*KEY, "ip_id", _COPIES, recv_frame="frame", received_s="time_s")
+        # a segment sent and received once is itself whatever its IP ID (a middlebox may
+        # rewrite it); a copy of one sent or received more than once, the copy of its ID
+        m = snd.join(rcv, on=list(KEY), how="inner", suffix="_rcv").filter(
+            ((pl.col(_COPIES) == 1) & (pl.col(f"{_COPIES}_rcv") == 1)) | (pl.col("ip_id") == pl.col("ip_id_rcv")))
         parts.append(m.select("stream", "conn_id", "path", "frame", "recv_frame", "down", sent_s="time_s",
                               raw_ms=(pl.col("received_s") - pl.col("time_s")) * 1000.0))
         c = counts[down]
-        c[0], c[1], c[2] = c[0] + snd.height, c[1] + rcv.height, c[2] + m.height
+        c[0], c[1], c[2], c[3] = c[0] + n_snd, c[1] + n_rcv, c[2] + m.height, c[3] + ambiguous
     return pl.concat(parts) if parts else pl.DataFrame(schema=_MATCHED)

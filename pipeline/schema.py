@@ -331,7 +331,8 @@ TABLE_DOCS: dict[str, str] = {
                    "subflow's cumulative ACK or the connection's DATA_ACK forward.",
     "delivered_1s": "Bytes and packets received per second since the connection's first SYN, per subflow and "
                     "direction (the receiver's trace).",
-    "owd_samples": "One-way delay: one row per data packet found once in each of a run's two traces.",
+    "owd_samples": "One-way delay: one row per data packet found in both of a run's traces (the copies of a segment "
+                    "sent more than once told apart by their IP ID; copies that cannot be are left out).",
     "app_latency": "One row per packet D-ITG's receiver logged (ITGDec): send and receive times and the "
                    "application's one-way delay.",
     "link_truth": "The link emulator's own log (linkem-<path>.csv): one row per frame it received, forwarded "

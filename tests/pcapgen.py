@@ -66,12 +66,19 @@ class Subflow:
     isn_s: int = 50000
     ipv6: bool = False
     packets: list = field(default_factory=list)
+    # the next IPv4 identification of each end's packets: one after another, as Linux
+    # numbers a TCP socket's (a retransmission's copy gets an ID of its own)
+    next_ip_id: dict = field(default_factory=lambda: {True: 100, False: 5000})
 
     def _pkt(self, t: float, from_client: bool, flags: str, seq: int, ack: int, opts=(), payload: int = 0):
-        l3 = IPv6 if self.ipv6 else IP
         src, dst = (self.client, self.server) if from_client else (self.server, self.client)
         sp, dp = (self.cport, self.sport) if from_client else (self.sport, self.cport)
-        p = Ether() / l3(src=src, dst=dst) / TCP(sport=sp, dport=dp, flags=flags, seq=seq & 0xFFFFFFFF,
+        if self.ipv6:
+            l3 = IPv6(src=src, dst=dst)
+        else:
+            l3 = IP(src=src, dst=dst, id=self.next_ip_id[from_client] & 0xFFFF)
+            self.next_ip_id[from_client] += 1
+        p = Ether() / l3 / TCP(sport=sp, dport=dp, flags=flags, seq=seq & 0xFFFFFFFF,
                                                   ack=ack & 0xFFFFFFFF, options=list(opts), window=65535)
         if payload:
             p = p / Raw(b"d" * payload)

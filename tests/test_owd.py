@@ -85,11 +85,15 @@ def by_path(t):
     ).iter_rows(named=True)}
 
 
-def test_one_host_delays_exact_lost_and_retransmitted_left_out(tmp_path):
+def test_one_host_delays_exact_a_retransmission_matched_by_its_ip_id(tmp_path):
     t = tables.analyze_run(run_folder(tmp_path))
     got = by_path(t)
-    # wifi down: 20 segments, one lost and sent again -> that sequence number is left out
-    assert got["wifi", "down"]["n"] == 19
+    # wifi down: 20 segments, one lost and sent again: the copy that arrived is the
+    # retransmission (its IP ID is the one the client saw), timed from when it was sent
+    assert got["wifi", "down"]["n"] == 20
+    again = t["owd_samples"].filter(pl.col("path") == "wifi", pl.col("direction") == "down",
+                                    pl.col("sent_s") > 0.2)
+    assert again.height == 1 and again["owd_ms"][0] == pytest.approx(10.0, abs=1e-3)
     assert got["lte", "down"]["n"] == 10
     assert got["wifi", "up"]["n"] == 4
     for (path, _), r in got.items():
@@ -102,6 +106,26 @@ def test_one_host_delays_exact_lost_and_retransmitted_left_out(tmp_path):
     assert (down["trace"].str.ends_with("server.pcap")).all() and (down["recv_trace"].str.ends_with("client.pcap")).all()
     # the sender's and the receiver's frame numbers point at the same segment in each capture
     assert down["frame"].min() >= 1 and down["recv_frame"].min() >= 1
+
+
+def test_copies_one_ip_id_cannot_tell_apart_are_left_out_and_counted(tmp_path):
+    """A retransmission sent with its original's IP ID: which copy arrived cannot be told,
+    so both are left out (as Karn leaves them out of RTT) and a problems row counts them."""
+    packets, lost = exchange()
+    again = next(p for p in packets if float(p.time) == 0.300)
+    again["IP"].id = lost[0]["IP"].id
+    client, server = ends(packets, lost)
+    d = tmp_path / "run1"
+    d.mkdir()
+    write(d / "client.pcap", client)
+    write(d / "server.pcap", server)
+    (d / "meta.json").write_text(json.dumps({"run_id": "run1", "paths": PATHS,
+                                             "namespaces": {"client": "c", "server": "s"}}))
+    t = tables.analyze_run(d)
+    assert by_path(t)["wifi", "down"]["n"] == 19
+    said = [r for r in t["problems"]["reason"].to_list() if "told apart" in r]
+    assert said == ["one-way delay: 2 server -> client copies of segments sent or captured more than once could "
+                    "not be told apart (one IP ID for several copies, or IPv6: no IP ID) and are left out"]
 
 
 def test_clock_offset_estimated_and_stated(tmp_path):
@@ -117,7 +141,7 @@ def test_clock_offset_estimated_and_stated(tmp_path):
 def test_one_direction_offset_unknown(tmp_path):
     t = tables.analyze_run(run_folder(tmp_path, client_clock=2.0, meta=False, up=False))
     o = t["owd_samples"]
-    assert o.height == 29 and o["owd_ms"].null_count() == o.height
+    assert o.height == 30 and o["owd_ms"].null_count() == o.height
     assert (o["clock"] == owd.UNKNOWN).all()
     assert o.filter(pl.col("path") == LTE)["raw_ms"].min() == pytest.approx(2030.0, abs=1e-3)
     assert t["problems"].is_empty()  # said by the rows (clock), not a problem of the captures
@@ -133,7 +157,7 @@ def test_a_client_clock_off_under_one_host_is_flagged_not_stored(tmp_path):
     about -990 ms are no measurement (issue 43). Flagged, owd_ms empty, raw_ms kept."""
     t = tables.analyze_run(run_folder(tmp_path, client_clock=1.0))
     o, said = _implausible(t)
-    assert o.height == 33 and o["owd_ms"].null_count() == o.height
+    assert o.height == 34 and o["owd_ms"].null_count() == o.height
     assert o["raw_ms"].min() == pytest.approx(-990.0, abs=1e-3)
     assert (o["clock"] == owd.IMPLAUSIBLE + "negative delays").all()
     assert len(said) == 1 and "client -> server down to -990.0 ms" in said[0] and "one host" in said[0]
@@ -240,7 +264,7 @@ def test_a_streamed_end_pairs_with_an_in_memory_one(tmp_path, monkeypatch):
     monkeypatch.setenv("MPTCP_LAB_STREAM_FROM", str(1 << 62))
     t, _ = tables.analyze_trace(d / "client.pcap", "run1", "client", paired=True)
     want, want_notes = owd.pair(t[assemble.OWD_HALF], halves["server"], False)
-    assert want.height == 33 and _same(mixed, want) and notes == want_notes == []
+    assert want.height == 34 and _same(mixed, want) and notes == want_notes == []
 
 
 def test_analyze_pairs_a_folders_client_and_server_pcaps_given_alone(tmp_path):
