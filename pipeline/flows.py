@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from . import mptcp
-from .fields import ACK, FIN, RST, SYN
+from . import mptcp, reuse
+from .fields import ACK, FIN, SYN
 from .dsnmap import looked_up, map_data_ack, map_dsn
 
 EPHEMERAL = (32768, 60999)  # Linux's default ip_local_port_range
@@ -574,72 +574,13 @@ def _unwrap_expr(c: pl.Expr) -> pl.Expr:
     return c + wraps * (1 << 32)
 
 
-# a sequence number this far from where its sender's previous packet ended is no
-# retransmission or loss: another connection's numbering
-SEQ_JUMP = 1 << 30
-
-
-def split_reused_streams(p: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """A TCP stream (the decoder's 4-tuple conversation) that, after a FIN or RST, goes on
-    with sequence numbers unrelated to its own is a new connection on the same 4-tuple
-    whose SYN was not captured: its packets get a stream of their own (else they would
-    count as retransmissions of the old one), with a row. The decoder splits on a SYN."""
-    seq_end = (pl.col("seq").cast(pl.Int64) + pl.col("payload_bytes").cast(pl.Int64)
-               + ((pl.col("tcp_flags") & (SYN | FIN)) != 0).cast(pl.Int64))
-    key = ["stream", "src", "sport"]
-    closing = ((pl.col("tcp_flags") & (FIN | RST)) != 0)
-    # Only what follows a stream's first FIN/RST can be a new connection: the windows below
-    # run over those packets (and each sender's last one before it), not the whole trace.
-    first_close = p.filter(closing).group_by("stream").agg(fc=pl.col("frame").min())
-    if first_close.is_empty():
-        return p, []
-    cols = p.select("frame", "stream", "src", "sport", "seq", "payload_bytes", "tcp_flags").join(
-        first_close, on="stream", how="inner")
-    window = pl.concat([
-        cols.filter(pl.col("frame") < pl.col("fc")).sort("frame").group_by(key).last().select(cols.columns),
-        cols.filter(pl.col("frame") >= pl.col("fc")),
-    ], how="vertical_relaxed").drop("fc").sort("frame")
-    del cols
-    cand = (
-        window
-        .with_columns(expected=seq_end.shift(1).over(key), closed=closing.cast(pl.Int32).cum_sum().over("stream"))
-        .with_columns(d=(pl.col("seq").cast(pl.Int64) - pl.col("expected")) % (1 << 32),
-                      closed_before=(pl.col("closed") - closing.cast(pl.Int32)) > 0)
-        .filter(pl.col("closed_before"), pl.col("expected").is_not_null(),
-                pl.min_horizontal("d", (1 << 32) - pl.col("d")) > SEQ_JUMP)
-        .select("stream", "frame")
-    )
-    if cand.is_empty():
-        return p, []
-    closes = p.filter(closing).select("stream", "frame")
-    splits = []  # (stream, first frame of the new connection)
-    for (stream,), c in cand.group_by(["stream"], maintain_order=True):
-        fins = sorted(closes.filter(pl.col("stream") == stream)["frame"].to_list())
-        last = 0  # one split per close: the other end's first packet of the new connection jumps too
-        for f in sorted(c["frame"].to_list()):
-            if any(last <= x < f for x in fins):
-                splits.append((stream, f))
-                last = f
-    nxt = int(p["stream"].max()) + 1
-    table = pl.DataFrame([(s, f, nxt + i) for i, (s, f) in enumerate(splits)],
-                         schema={"stream": pl.UInt32, "from_frame": pl.UInt32, "new_stream": pl.UInt32},
-                         orient="row").sort("from_frame")
-    j = p.select("frame", "stream").join_asof(table, left_on="frame", right_on="from_frame", by="stream",
-                                              strategy="backward", check_sortedness=False)
-    p = p.with_columns(stream=pl.coalesce(j["new_stream"], j["stream"]))
-    notes = [f"stream {s}: after its FIN/RST, packets from frame {f} on number their bytes from elsewhere: a new "
-             f"connection on the same addresses and ports whose SYN was not captured; analysed as stream {nxt + i}"
-             for i, (s, f) in enumerate(splits)]
-    return p, notes
-
-
 def build_trace(packets: pl.DataFrame, client_addrs: frozenset[str] = frozenset()) -> Trace:
     """``packets``: the decoder's table, or its ``compact`` form (what the pipeline
     reads). A caller that hands its only reference over lets the columns the trace does
     not keep go as soon as the packets are annotated."""
     p = packets if "src" in packets.columns else compact(packets)
     del packets
-    p, notes = split_reused_streams(p)
+    p, notes = reuse.split_reused_streams(p)
     sf = find_subflows(p, client_addrs)
     sf, more = assign_connections(sf, p)
     notes += more

@@ -2,7 +2,7 @@
 on disk (one Arrow IPC file per piece, the columns the later stages read), while a
 ``Digest`` keeps the few rows that finding subflows and connections reads.
 
-``flows.find_subflows``, ``assign_connections`` and ``split_reused_streams`` give on the
+``flows.find_subflows``, ``assign_connections`` and ``reuse.reused_stream_splits`` give on the
 digest's rows (``Digest.rows``, with ``Digest.sent`` for the payload per sender) what
 they give on every packet, because each reads, per stream or per sender, a first row,
 a last row, a minimum or maximum, or rows of a kind (SYN, MP_CAPABLE, FIN/RST) that
@@ -11,8 +11,8 @@ the digest keeps (tests/test_spill.py holds the two equal on every test capture)
 That holds for a capture in time order (``timeorder`` puts one whose disorder lies
 between senders in that order before it reaches the digest). A capture that needs
 ``sanity``'s other repairs or notes (timestamps impossible, duplicates, a snap length
-cutting headers) or a stream that ``split_reused_streams`` would split is analysed in
-memory instead: ``Digest.in_memory`` says why.
+cutting headers) is analysed in memory instead: ``Digest.in_memory`` says why. (A
+stream split as a reused 4-tuple's is split piece by piece: ``streamed.Trace``.)
 """
 from __future__ import annotations
 
@@ -237,7 +237,7 @@ class Digest:
         kept = pl.concat(self._rows)
         firsts = pl.concat(self._firsts)
         firsts = pl.concat([_first(firsts, SENDER), _first(firsts.filter(pl.col("dss")), ["stream"])])
-        # each sender's last row before its stream's first close (split_reused_streams' window)
+        # each sender's last row before its stream's first close (reused_stream_splits' window)
         lasts = pl.concat(self._lasts).join(self._closed, on="stream").filter(pl.col("frame") < pl.col("fc")).drop("fc")
         lasts = _last(lasts, SENDER)
         ack3 = pl.concat(self._ack3).join(self._synack, on="stream").filter(pl.col("time_s") >= pl.col("t_sa"))

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from . import assemble, dsnmap, extract, flows, inputs, metrics, mptcp, owd, seqgraph
+from . import assemble, dsnmap, extract, flows, inputs, metrics, mptcp, owd, reuse, seqgraph, spill
 from .spill import Digest, Spill
 from .timeorder import TimeOrder
 
@@ -66,10 +66,17 @@ class Trace:
         # the capture's frame numbers of the pieces' (``timeorder.TimeOrder.original``)
         self.original = original
         rows = digest.rows()
-        if flows.split_reused_streams(rows)[1]:
-            raise InMemory("a stream goes on after its FIN/RST as a new connection")
-        sf = flows.find_subflows(rows, client_addrs, sent=digest.sent())
-        sf, self._structure_notes = flows.assign_connections(sf, rows)
+        # a 4-tuple used again after its close: the digest keeps every packet after a
+        # stream's first close, so the splits are the whole trace's (``reuse``)
+        self._splits, split_notes = reuse.reused_stream_splits(rows, int(rows["stream"].max()) + 1 if rows.height else 0)
+        rows = reuse.with_splits(rows, self._splits)
+        if rows.filter(pl.col("stream").is_in(self._splits["new_stream"].implode()), pl.col("dss")).height:
+            # the digest's extremes of each sender's data sequence numbers span both connections
+            raise InMemory("a new MPTCP connection on a reused 4-tuple")
+        sent = _sent_apart(digest.sent(), rows, self._splits)
+        sf = flows.find_subflows(rows, client_addrs, sent=sent)
+        sf, more = flows.assign_connections(sf, rows)
+        self._structure_notes = split_notes + more
         self.notes: list[str] = []
         isns = sf.select("stream", "isn_server", "isn_client")
         self._bases = flows.sequence_bases(flows.with_direction(rows, sf), isns).select(
@@ -78,7 +85,7 @@ class Trace:
             raise InMemory("a packet's direction is unknown")
         self.subflows = sf.join(flows.seq_bases_of(self._bases), on="stream", how="left")
         self._mp = sf.filter(pl.col("kind") != "tcp")
-        sent = digest.sent().filter(pl.col("sent") > 0)
+        sent = sent.filter(pl.col("sent") > 0)
         self._carrying = sent["stream"]
         # which subflows and connections carried data which way (a null direction is "up")
         self.carried = flows.with_direction(sent, sf).select("stream", "conn_id", pl.col("down").fill_null(False))
@@ -86,6 +93,11 @@ class Trace:
         self._map_notes: dict[str, list[str]] = {}
         if self._mp.height:
             self._read_mappings()
+
+    def _pieces(self) -> Iterator[pl.DataFrame]:
+        """The spill's pieces, in frame order, a reused 4-tuple's new connection in its stream."""
+        for piece in self.spill.pieces(SPILLED):
+            yield reuse.with_splits(piece, self._splits)
 
     @staticmethod
     def empty_packets() -> pl.DataFrame:
@@ -140,7 +152,7 @@ class Trace:
                 mappings[d].add(m.rechunk())
                 any_maps[d] = True
 
-        _one_behind((self._numbered(numbering, piece) for piece in self.spill.pieces(SPILLED)), take)
+        _one_behind((self._numbered(numbering, piece) for piece in self._pieces()), take)
         self._mappings = {d: (mappings[d], no_isn) for d, no_isn in ways.items() if any_maps[d]}
         for m, _ in self._mappings.values():
             m.seal()
@@ -151,7 +163,7 @@ class Trace:
         numbering = self._Numbering(self._bases)
         unmapped = dict.fromkeys(flows.DIRECTIONS, 0)
         unwraps = {down: mptcp.Unwrap() for down in (True, False)}
-        for piece in self.spill.pieces(SPILLED):
+        for piece in self._pieces():
             q = self._numbered(numbering, piece)
             found = []
             for d, (mappings, no_isn) in self._mappings.items():
@@ -182,6 +194,21 @@ class Trace:
 # size (~1.4M packets at the testbed's 128-byte snap length), peaks under ~600 MB too.
 # The environment variable MPTCP_LAB_STREAM_FROM (bytes) sets another size (0: every capture).
 STREAM_FROM_BYTES = 128 << 20
+
+
+def _sent_apart(sent: pl.DataFrame, rows: pl.DataFrame, splits: pl.DataFrame) -> pl.DataFrame:
+    """``Digest.sent`` (payload bytes per sender) with a reused 4-tuple's new connection
+    apart: its packets all follow the old stream's close, so the digest's rows hold them
+    all, and their bytes leave the old stream's sum."""
+    if splits.is_empty():
+        return sent
+    moved = rows.filter(pl.col("stream").is_in(splits["new_stream"].implode())).group_by(spill.SENDER).agg(
+        sent=pl.col("payload_bytes").cast(pl.Int64).sum())
+    old = moved.with_columns(stream=pl.col("stream").replace_strict(splits["new_stream"], splits["stream"])).group_by(
+        spill.SENDER).agg(less=pl.col("sent").sum())
+    kept = sent.join(old, on=spill.SENDER, how="left").with_columns(
+        sent=pl.col("sent") - pl.col("less").fill_null(0)).drop("less")
+    return pl.concat([kept, moved.select(pl.col(c).cast(t) for c, t in sent.schema.items())])
 
 
 def stream_from_bytes() -> int:

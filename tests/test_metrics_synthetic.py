@@ -766,12 +766,15 @@ def reused_four_tuple(shift_c: int = 1 << 31, shift_s: int = -(3 << 29),
 
 
 @pytest.mark.parametrize("shift_c, shift_s", [
-    (1 << 31, -(3 << 29)),  # far from the old numbers (new ISNs under 2^30 away: issue 43, left)
+    (1 << 31, -(3 << 29)),  # far from the old numbers
+    (1 << 20, 1 << 20),  # new ISNs under 2^30 ahead (issue 43: was one connection)
+    (-(1 << 25), -(1 << 25)),  # and under 2^30 behind, below the old first number
 ])
 def test_a_new_connection_on_a_reused_four_tuple_without_its_syn(tmp_path, shift_c, shift_s):
     """The new connection on the old one's 4-tuple is its own stream with no
-    retransmission (it was merged into the old one, every packet a retransmission); the
-    old connection's retransmissions after its FIN stay in it."""
+    retransmission (it was merged into the old one, every packet a retransmission), for
+    new ISNs far from the old ones or near them; the old connection's retransmissions
+    after its FIN stay in it. (test_streamed runs this on the streamed path too.)"""
     pcap = write(tmp_path / "server.pcap", *reused_four_tuple(shift_c, shift_s, repeats=True))
     t, problems = tables.analyze_trace(pcap, "r", "server")
     t = held(t)

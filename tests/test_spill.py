@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline import extract, flows, sanity, spill
+from pipeline import extract, flows, reuse, sanity, spill
 
 ROOT = Path(__file__).resolve().parents[1]
 # the lab's samples, and other people's (scripts/fetch-thirdparty.sh, run by `make test`)
@@ -48,11 +48,11 @@ def test_the_digest_gives_the_structure_every_packet_gives(pcap):
         if d.in_memory:
             # it is sanity's business: the in-memory path must have a reason to act
             checked = sanity.check(p.clone(), now_s=2e9)
-            assert checked.notes or flows.split_reused_streams(p)[1], d.in_memory
+            assert checked.notes or reuse.split_reused_streams(p)[1], d.in_memory
             continue
         rows = d.rows()
         assert rows.height < max(200, p.height // 2)
-        assert flows.split_reused_streams(rows)[1] == flows.split_reused_streams(p)[1]
+        assert reuse.split_reused_streams(rows)[1] == reuse.split_reused_streams(p)[1]
         want = flows.find_subflows(p)
         got = flows.find_subflows(rows, sent=d.sent())
         assert got.equals(want)
@@ -122,19 +122,20 @@ def test_a_spill_left_by_a_killed_process_is_removed_by_the_next(tmp_path):
         assert not left.exists() and mine.exists()
 
 
-def test_the_digest_finds_a_reused_four_tuple_whatever_the_pieces(tmp_path):
+@pytest.mark.parametrize("shift", [1 << 31, 1 << 20, -(1 << 25)])
+def test_the_digest_finds_a_reused_four_tuple_whatever_the_pieces(tmp_path, shift):
     """The split window needs each sender's last packet before the stream's first close,
     which may lie in the close's own piece, before it (a piece's last row comes after it)."""
     from pcapgen import write
     from test_metrics_synthetic import reused_four_tuple
-    p = _compact(write(tmp_path / "server.pcap", *reused_four_tuple()))
-    want = flows.split_reused_streams(p)[1]
+    p = _compact(write(tmp_path / "server.pcap", *reused_four_tuple(shift, shift, repeats=True)))
+    want = reuse.split_reused_streams(p)[1]
     assert len(want) == 1
     for size in range(1, p.height + 1):
         d = spill.Digest()
         for at in range(0, p.height, size):
             d.feed(p.slice(at, size))
-        assert flows.split_reused_streams(d.rows())[1] == want, size
+        assert reuse.split_reused_streams(d.rows())[1] == want, size
 
 
 @pytest.fixture
