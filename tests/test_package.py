@@ -18,7 +18,7 @@ SAMPLE = REPO / "data" / "samples" / "mp2-iperf3-up"
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def wheel(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("wheel")
     # built from a copy of the checkout's files: setuptools writes build/ and *.egg-info
     # beside the sources, which the checkout must not get from a test
@@ -32,20 +32,48 @@ def installed(tmp_path_factory):
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(src)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    (wheel,) = (tmp / "dist").glob("mptcp_lab-*.whl")
+    (built,) = (tmp / "dist").glob("mptcp_lab-*.whl")
+    return built
+
+
+def _venv(tmp: Path, wheel: Path, deps: Path) -> Path:
+    """A fresh virtual environment at ``tmp``/venv with the wheel installed and ``deps``
+    (a folder of packages) as a plain path: no .pth file of it is read, among them the
+    editable install's pointer to the checkout."""
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
     r = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", str(wheel)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    # the dependencies (polars, duckdb, the native decoder...) from the test environment's
-    # site-packages as a plain path: its .pth files, among them the editable install's
-    # pointer to the checkout, are not read
     site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return venv, tmp
+    (Path(site) / "deps.pth").write_text(f"{deps}\n")
+    return venv
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, wheel):
+    """The wheel with the test environment's packages (polars, duckdb, the native decoder...)."""
+    tmp = tmp_path_factory.mktemp("installed")
+    return _venv(tmp, wheel, Path(sysconfig.get_paths()["purelib"])), tmp
+
+
+# What only the extras bring (pyproject.toml): absent from `pip install mptcp-lab` alone.
+EXTRAS_ONLY = ("pyarrow", "numpy", "vl_convert", "pandas")
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory, wheel):
+    """The wheel with the test environment's packages but the extras' (each folder of its
+    site-packages linked, but theirs): what `pip install mptcp-lab` gives."""
+    tmp = tmp_path_factory.mktemp("alone")
+    deps = tmp / "deps"
+    deps.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.lower().startswith(EXTRAS_ONLY) and not entry.name.endswith(".pth"):
+            (deps / entry.name).symlink_to(entry)
+    return _venv(tmp, wheel, deps), tmp
 
 
 def run(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -146,46 +174,28 @@ def test_the_pipeline_alone_pulls_no_workflow_or_notebook_stack():
     assert _installed_mb(deps) <= 300, (_installed_mb(deps), sorted(deps))
 
 
-# Installed beside the wheel's test environment, the extras' modules are made
-# unimportable for one call (a .pth of the fresh environment reads the variable), as in
-# `pip install mptcp-lab` alone.
-_BLOCK = ("import os, sys; os.environ.get('MPTCP_LAB_TEST_BLOCK') and "
-          "sys.modules.update(dict.fromkeys(os.environ['MPTCP_LAB_TEST_BLOCK'].split(',')))\n")
-_EXTRAS_ONLY = "pyarrow,numpy,vl_convert,pandas"
-
-
-def test_the_pipeline_alone_analyses_plots_and_says_what_an_extra_adds(installed):
-    """Without the extras' modules: analyze, tables, describe and plot -o .json work; plot
+def test_the_pipeline_alone_analyses_plots_and_says_what_an_extra_adds(alone):
+    """Without the extras' packages: analyze, tables, describe and plot -o .json work; plot
     -o .svg and compare say which extra to install, in one line, exit 2."""
-    venv, tmp = installed
-    site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    (Path(site) / "zz_block.pth").write_text(_BLOCK)
-    work = tmp / "alone"
+    venv, tmp = alone
+    py = str(venv / "bin" / "python")
+    r = subprocess.run([py, "-c", "import numpy"], capture_output=True, text=True)
+    assert r.returncode != 0, "numpy is importable: the test would prove nothing"
+    work = tmp / "work"
     shutil.copytree(SAMPLE, work / "run")
-
-    def lab(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["mptcp-lab", *args], capture_output=True, text=True, cwd=work, timeout=600,
-                              env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(work),
-                                   "MPTCP_LAB_TEST_BLOCK": _EXTRAS_ONLY})
-
-    r = subprocess.run([str(venv / "bin" / "python"), "-c", "import numpy"], capture_output=True, text=True,
-                       env={"MPTCP_LAB_TEST_BLOCK": _EXTRAS_ONLY})
-    assert r.returncode != 0, "the extras' modules are not blocked: the test would prove nothing"
-    r = lab("analyze", "-q", "run", "--db", "lab.duckdb")
+    r = run(venv, work, "mptcp-lab", "analyze", "-q", "run", "--db", "lab.duckdb")
     assert r.returncode == 0, r.stderr[-3000:]
-    r = lab("tables", "run", "--out", "t")
+    r = run(venv, work, "mptcp-lab", "tables", "run", "--out", "t")
     assert r.returncode == 0 and (work / "t" / "connections.parquet").is_file(), r.stderr[-2000:]
-    r = lab("describe", "subflows", "--db", "lab.duckdb")
+    r = run(venv, work, "mptcp-lab", "describe", "subflows", "--db", "lab.duckdb")
     assert r.returncode == 0 and "path" in r.stdout, r.stderr[-2000:]
-    run_id = subprocess.run([str(venv / "bin" / "python"), "-c",
-                             "import duckdb; print(duckdb.connect('lab.duckdb', read_only=True)"
-                             ".sql('select min(run_id) from runs').fetchone()[0])"],
+    run_id = subprocess.run([py, "-c", "import duckdb; print(duckdb.connect('lab.duckdb', read_only=True)"
+                                       ".sql('select min(run_id) from runs').fetchone()[0])"],
                             capture_output=True, text=True, cwd=work, check=True).stdout.strip()
-    r = lab("plot", "seq", run_id, "--db", "lab.duckdb", "-o", "seq.json")
+    r = run(venv, work, "mptcp-lab", "plot", "seq", run_id, "--db", "lab.duckdb", "-o", "seq.json")
     assert r.returncode == 0 and json.loads((work / "seq.json").read_text())["$schema"], r.stderr[-2000:]
-    r = lab("plot", "seq", run_id, "--db", "lab.duckdb", "-o", "seq.svg")
+    r = run(venv, work, "mptcp-lab", "plot", "seq", run_id, "--db", "lab.duckdb", "-o", "seq.svg")
     assert r.returncode == 2 and "mptcp-lab[figures]" in r.stderr and not (work / "seq.svg").exists(), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
-    r = lab("compare", "--db", "lab.duckdb", "--by", "cc")
+    r = run(venv, work, "mptcp-lab", "compare", "--db", "lab.duckdb", "--by", "cc")
     assert r.returncode == 2 and "mptcp-lab[compare]" in r.stderr, r.stderr
