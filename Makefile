@@ -19,7 +19,7 @@ SETUP_LOGS := results/logs/setup
 # says "already there"; reproduce-all says "up to date" when the report is older.
 export SETUP_T0 := $(shell t=$$(mktemp) && date -r "$$t" +%s%N; rm -f "$$t")
 
-.PHONY: test lint reproduce-all lab system venv venv-status linkem cc thirdparty bench bench-memory clean
+.PHONY: test lint reproduce-all lab system venv venv-status linkem cc thirdparty bench bench-memory wheels clean
 
 system:
 	@$(QUIET) begin "system packages"
@@ -122,6 +122,11 @@ bench: system venv
 # under data/bench/) against tshark, measured in the same run.
 bench-memory: system venv
 	$(BIN)/python benchmarks/pipeline_bench.py --memory
+
+# Wheels of the package and of the native decoder (an abi3 wheel: any CPython >= 3.10 of
+# this platform) into dist/: `pip install dist/*.whl` on such a machine needs no Rust.
+wheels: venv
+	$(BIN)/pip wheel -q --no-deps -w dist . ./pipeline/pcapdecode
 
 clean:
 	rm -rf results .snakemake
