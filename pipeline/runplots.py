@@ -578,8 +578,13 @@ FONT = "Liberation Sans, Arial, Helvetica, sans-serif"
 
 
 def in_file_font(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """``chart`` with ``FONT`` for all its text (the chart's other settings kept)."""
-    return chart.configure(font=FONT)
+    """``chart`` with ``FONT`` for all its text, its other settings kept (Altair's
+    ``configure`` would replace them all)."""
+    copy = chart.copy(deep=["config"])
+    if copy.config is alt.Undefined:
+        copy.config = alt.Config()
+    copy.config["font"] = FONT
+    return copy
 
 
 class OutputError(Exception):

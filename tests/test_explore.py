@@ -136,6 +136,14 @@ def test_plot_svgs_draw_their_text_uncut_in_chromium(seq_db, tmp_path):
     assert got["cut"] == [] and got["covered"] == [], got
 
 
+def test_the_file_font_keeps_a_charts_other_settings():
+    import altair as alt
+    c = alt.Chart(pl.DataFrame({"x": [1]})).mark_point().encode(x="x:Q").configure_axis(labelFontSize=14)
+    d = runplots.in_file_font(c).to_dict()
+    assert d["config"]["font"] == runplots.FONT and d["config"]["axis"]["labelFontSize"] == 14
+    assert "font" not in c.to_dict()["config"]  # the chart given is left as it was
+
+
 def test_plot_throughput_counts_the_bytes(seq_db, tmp_path):
     db, _ = seq_db
     out = tmp_path / "tput.json"
