@@ -9,7 +9,7 @@ import altair as alt
 import polars as pl
 
 from findings.provenance import by_paper, runs_per_group
-from pipeline.runplots import in_file_font
+from pipeline.runplots import as_written
 
 from .db import connect
 from .session import opened
@@ -67,7 +67,7 @@ def save(chart: alt.TopLevelMixin, name: str, title: str, caption: str = "",
     """Write ``name``.svg/.png/.html into the figure folder and list it in manifest.json
     (``data``: what the figure rests on, see ``data_line``)."""
     d = figures_dir()
-    chart = in_file_font(chart)
+    chart = as_written(chart)
     chart.save(str(d / f"{name}.svg"))
     chart.save(str(d / f"{name}.png"), scale_factor=2)
     chart.save(str(d / f"{name}.html"), inline=True)

@@ -587,6 +587,41 @@ def in_file_font(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     return copy
 
 
+def _is_text(chart: object) -> bool:
+    """A layer that only writes text (a label, or a label with its halo)."""
+    if isinstance(chart, alt.LayerChart):
+        return all(_is_text(c) for c in chart.layer)
+    mark = getattr(chart, "mark", alt.Undefined)
+    return (mark if isinstance(mark, str) else getattr(mark, "type", None)) == "text"
+
+
+def labels_on_top(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """``chart`` with each layer's text drawn after its points, lines, rules and bars (in
+    the order the layers had among themselves): a label written first is drawn under
+    whatever data crosses it ("paper: > 2?% wait"), one written last stays readable."""
+    if isinstance(chart, alt.LayerChart):
+        layers = [labels_on_top(c) for c in chart.layer]
+        copy = chart.copy(deep=False)
+        copy.layer = [c for c in layers if not _is_text(c)] + [c for c in layers if _is_text(c)]
+        return copy
+    for key in ("hconcat", "vconcat", "concat"):
+        if isinstance(getattr(chart, key, None), list):
+            copy = chart.copy(deep=False)
+            setattr(copy, key, [labels_on_top(c) for c in getattr(chart, key)])
+            return copy
+    if isinstance(chart, alt.FacetChart) and isinstance(chart.spec, alt.LayerChart):
+        copy = chart.copy(deep=False)
+        copy.spec = labels_on_top(chart.spec)
+        return copy
+    return chart
+
+
+def as_written(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """A chart as the lab writes it to a file (``save``, the notebooks' figures): its
+    labels on top, in ``FONT``."""
+    return in_file_font(labels_on_top(chart))
+
+
 class OutputError(Exception):
     pass
 
@@ -608,7 +643,7 @@ def save(chart: alt.TopLevelMixin, out: str | os.PathLike) -> Path:
     if fmt != "json" and (need := missing("vl_convert", "figures", f"{out}: writing {fmt.upper()}")):
         raise OutputError(f"{need} (or -o {out.with_suffix('.json')}: the chart's Vega-Lite spec)")
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}{out.suffix}")
-    chart = in_file_font(chart)
+    chart = as_written(chart)
     try:
         if fmt == "json":
             spec = chart.to_dict()

@@ -144,6 +144,17 @@ def test_the_file_font_keeps_a_charts_other_settings():
     assert "font" not in c.to_dict()["config"]  # the chart given is left as it was
 
 
+def test_labels_are_drawn_after_the_data_they_may_cross():
+    import altair as alt
+    d = pl.DataFrame({"x": [1.0], "y": [2.0], "t": ["a"]})
+    base = alt.Chart(d).encode(x="x:Q", y="y:Q")
+    halo = alt.layer(base.mark_text(stroke="white"), base.mark_text())
+    chart = alt.hconcat(alt.layer(base.mark_text(), base.mark_point(), halo, base.mark_line()), base.mark_bar())
+    got = runplots.labels_on_top(chart).to_dict()["hconcat"][0]["layer"]
+    kinds = [x["mark"]["type"] if isinstance(x.get("mark"), dict) else x.get("mark", "layer") for x in got]
+    assert kinds == ["point", "line", "text", "layer"]  # the data first, the labels after in their order
+
+
 def test_plot_throughput_counts_the_bytes(seq_db, tmp_path):
     db, _ = seq_db
     out = tmp_path / "tput.json"
