@@ -141,9 +141,11 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | None =
 
 
 def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | None = None) -> pl.DataFrame:
-    """For the directions of ``data`` (the sender's): one RTT sample per ACK that moves its subflow's cumulative ACK forward, timing the
-    last segment it covers (the original transmission ending highest at or below it):
-    ``stream, direction, ack_frame, rtt_ms``.
+    """For the directions of ``data`` (the sender's): one RTT sample per ACK that moves its
+    subflow's cumulative ACK forward to the end of a first transmission, timing that
+    segment: ``stream, direction, ack_frame, rtt_ms``. An ACK ending elsewhere (on
+    retransmitted bytes cut otherwise, inside a segment) gives none: it would time a
+    segment an earlier ACK covered.
 
     tshark's ``tcp.analysis.ack_rtt`` (its list of unacknowledged segments holds first
     transmissions only), beside the lab's ``rtt_samples`` (Chen §3.3: every packet timed
@@ -178,19 +180,17 @@ def timed_segments(p: pl.DataFrame, data: pl.DataFrame, directions: list[str]) -
 
 def _ack_rtt_pairs(segs: pl.DataFrame, acks: pl.DataFrame) -> pl.DataFrame:
     """``ack_rtt_samples``' definition in polars: each ACK that moves its subflow's
-    cumulative ACK (``acks``), with the segment it times (``segs``: the first sent of
-    each end), in frame order."""
-    segs = segs.sort("frame").unique(["stream", "down", "end"], keep="first").sort("end")
+    cumulative ACK (``acks``), with the segment ending exactly there (``segs``: the first
+    sent of each end), in frame order."""
+    segs = segs.sort("frame").unique(["stream", "down", "end"], keep="first")
     reached = (
         acks.sort("ack_frame")
         .with_columns(cum_ack=pl.col("ack").cum_max().over(KEY))
         .with_columns(prev=pl.col("cum_ack").shift(1).over(KEY))
         .filter(pl.col("prev").is_null() | (pl.col("cum_ack") > pl.col("prev")))
-        .sort("cum_ack")
     )
-    m = reached.join_asof(segs, left_on="cum_ack", right_on="end", by=KEY, strategy="backward",
-                          check_sortedness=False)
-    m = m.filter(pl.col("frame").is_not_null(), pl.col("frame") < pl.col("ack_frame"))
+    m = reached.join(segs, left_on=[*KEY, "cum_ack"], right_on=[*KEY, "end"], how="inner")
+    m = m.filter(pl.col("frame") < pl.col("ack_frame"))
     return m.select("stream", "direction", "ack_frame", "ack_s", "time_s").sort("ack_frame")
 
 

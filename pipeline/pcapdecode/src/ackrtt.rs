@@ -1,13 +1,13 @@
 //! Per-ACK RTT samples (tshark's `tcp.analysis.ack_rtt`): one per ACK that moves its
-//! subflow's cumulative ACK forward, timing the segment ending highest at or below it.
-//! `pipeline/metrics.py` (`ack_rtt_samples`) defines the metric and keeps the polars
-//! version (its window functions and as-of join took ~5 s of a 5M-packet trace, and
-//! seconds on 200,000 short subflows); the tests hold this one equal to it.
+//! subflow's cumulative ACK forward to the end of a first transmission not yet acked,
+//! timing that segment. `pipeline/metrics.py` (`ack_rtt_samples`) defines the metric
+//! and keeps the polars version (its window functions and join took ~5 s of a 5M-packet
+//! trace, and seconds on 200,000 short subflows); the tests hold this one equal to it.
 
 use crate::rtt::{dense_streams, key, slots};
 
-/// First transmissions (and SYNs) of the sending directions: where each ends (one past
-/// its last byte). Any order.
+/// First transmissions (and SYNs and FINs) of the sending directions: where each ends
+/// (one past its last byte). Any order.
 pub struct Segments<'a> {
     pub stream: &'a [u32],
     pub down: &'a [bool],
@@ -27,10 +27,12 @@ pub struct Acks<'a> {
 /// The samples as (row of `acks`, row of `segs`), in the ACKs' frame order.
 ///
 /// Per subflow and direction, of the segments with one end only the first sent (by
-/// frame) counts. An ACK whose running-maximum value (over the subflow's ACKs in frame
-/// order) is higher than the ACK before it (or that is the subflow's first) times the
-/// segment with the highest end at or below that value, if that segment was sent
-/// before it (by frame).
+/// frame) counts. An ACK whose value is higher than every earlier ACK of its subflow
+/// direction (by frame), or that is the first, times the segment ending exactly at that
+/// value, if there is one and it was sent before the ACK (by frame). As tshark: its list
+/// of unacknowledged first transmissions, from which an ACK removes those it covers and
+/// times the one it ends on; an ACK ending elsewhere (on retransmitted bytes cut
+/// otherwise, or inside a segment) times none, not a segment an earlier ACK covered.
 pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
     // Per-subflow state in vectors indexed by `key`, as in `rtt.rs`.
     if let Some((seg_streams, ack_streams)) = dense_streams(segs.stream, acks.stream, segs.frame.len() + acks.frame.len()) {
@@ -51,9 +53,6 @@ pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
         order.sort_by_key(|&i| acks.frame[i as usize]);
     }
     let mut cum: Vec<Option<i64>> = vec![None; slots];
-    // per subflow, how many of its ends are at or below its cumulative ACK: that only
-    // grows, so the search steps forward from the last answer instead of bisecting
-    let mut covered = vec![0usize; slots];
     let (mut ack_rows, mut seg_rows) = (Vec::new(), Vec::new());
     for i in order.into_iter().map(|i| i as usize) {
         let k = key(acks.stream[i], acks.down[i]) as usize;
@@ -63,18 +62,11 @@ pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
         }
         cum[k] = Some(a);
         let e = &ends[k];
-        let mut j = covered[k];
-        while j < e.len() && e[j].0 <= a {
-            if j - covered[k] == 8 {
-                j += e[j..].partition_point(|x| x.0 <= a); // a long way: bisect the rest
-                break;
+        if let Ok(j) = e.binary_search_by_key(&a, |x| x.0) {
+            if e[j].1 < acks.frame[i] {
+                ack_rows.push(i as u32);
+                seg_rows.push(e[j].2);
             }
-            j += 1;
-        }
-        covered[k] = j;
-        if j > 0 && e[j - 1].1 < acks.frame[i] {
-            ack_rows.push(i as u32);
-            seg_rows.push(e[j - 1].2);
         }
     }
     (ack_rows, seg_rows)
@@ -95,22 +87,14 @@ pub struct AckSample {
 struct Way {
     /// the cumulative ACK
     cum: Option<i64>,
-    /// the segment ending highest at or below it: (end, frame, time)
-    best: Option<(i64, u32, f64)>,
     /// segments ending above it, by end: the first sent of each (frame, time)
     above: std::collections::BTreeMap<i64, (u32, f64)>,
-    /// samples a later segment may still void: (the timed segment's end, the ACK's value, sample)
-    open: Vec<(i64, i64, AckSample)>,
 }
 
 /// `ack_rtt_samples` as a state fed with a trace's packets in frame order (a trace read
-/// in chunks): `segment` for each first transmission (and SYN), `ack` for each packet
-/// carrying a cumulative ACK. The definition looks ahead: an ACK times the segment
-/// ending highest at or below its value among all of the trace's, and gives no sample
-/// when that one was sent after it. So a sample is final at once when its segment ends
-/// at the ACK's value (no later segment can end between the two); otherwise it stays
-/// open, and a later first transmission ending between them voids it. `ready` hands
-/// out the final samples, `close` the open ones left.
+/// in chunks): `segment` for each first transmission (and SYN and FIN), `ack` for each
+/// packet carrying a cumulative ACK. An ACK's sample is its segment's, sent before it: it
+/// is final at once (a segment sent later cannot give it one).
 #[derive(Default)]
 pub struct AckRtt {
     ways: Vec<Way>,
@@ -128,14 +112,9 @@ impl AckRtt {
     pub fn segment(&mut self, k: usize, frame: u32, time: f64, end: i64) {
         let w = self.way(k);
         if w.cum.is_some_and(|c| end <= c) {
-            // sent after ACKs already past it: it hides the segment those ACKs timed
-            w.open.retain(|&(timed, value, _)| !(timed < end && end <= value));
-            if w.best.is_none_or(|b| end > b.0) {
-                w.best = Some((end, frame, time)); // the first sent of its end (an earlier one would be best)
-            }
-        } else {
-            w.above.entry(end).or_insert((frame, time));
+            return; // sent after ACKs already past it: a later ACK, higher, cannot end on it
         }
+        w.above.entry(end).or_insert((frame, time));
     }
 
     pub fn ack(&mut self, k: usize, frame: u32, time: f64, ack: i64) {
@@ -146,20 +125,10 @@ impl AckRtt {
         w.cum = Some(ack);
         let higher = w.above.split_off(&(ack + 1));
         let covered = std::mem::replace(&mut w.above, higher);
-        if let Some((&end, &(f, t))) = covered.iter().next_back() {
-            if w.best.is_none_or(|b| end > b.0) {
-                w.best = Some((end, f, t));
+        if let Some(&(f, t)) = covered.get(&ack) {
+            if f < frame {
+                self.ready.push(AckSample { ack_frame: frame, ack_time: time, k, seg_time: t });
             }
-        }
-        let Some((end, f, t)) = w.best else { return };
-        if f >= frame {
-            return;
-        }
-        let sample = AckSample { ack_frame: frame, ack_time: time, k, seg_time: t };
-        if end == ack {
-            self.ready.push(sample);
-        } else {
-            w.open.push((end, ack, sample));
         }
     }
 
@@ -168,13 +137,9 @@ impl AckRtt {
         std::mem::take(&mut self.ready)
     }
 
-    /// After the last packet: the samples still open (none can be voided now).
+    /// After the last packet: the samples not handed out yet.
     pub fn close(&mut self) -> Vec<AckSample> {
-        let mut out = self.ready();
-        for w in self.ways.iter_mut() {
-            out.extend(w.open.drain(..).map(|o| o.2));
-        }
-        out
+        self.ready()
     }
 }
 
@@ -194,10 +159,10 @@ mod tests {
             if before.iter().max().is_some_and(|&b| cum <= b) {
                 continue;
             }
-            // the first-sent segment of each end, then the highest end at or below cum
+            // the first-sent segment ending exactly at cum
             let best = (0..segs.frame.len())
-                .filter(|&r| key(segs.stream[r], segs.down[r]) == k && segs.end[r] <= cum)
-                .min_by_key(|&r| (std::cmp::Reverse(segs.end[r]), segs.frame[r], r));
+                .filter(|&r| key(segs.stream[r], segs.down[r]) == k && segs.end[r] == cum)
+                .min_by_key(|&r| (segs.frame[r], r));
             if let Some(r) = best {
                 if segs.frame[r] < acks.frame[i] {
                     out.0.push(i as u32);
@@ -249,12 +214,12 @@ mod tests {
                     ast.push(s);
                     adn.push(d);
                     afr.push(frame);
-                    aa.push(next(40) as i64 - 2);
+                    aa.push(next(18) as i64 - 2);
                 } else {
                     st.push(s);
                     dn.push(d);
                     fr.push(if next(6) == 0 { frame + 5 } else { frame }); // some sent "after" later ACKs
-                    en.push(next(40) as i64);
+                    en.push(next(16) as i64); // few ends: ACKs often end on one
                 }
             }
             if case % 2 == 1 {
@@ -275,6 +240,6 @@ mod tests {
             want.sort_unstable();
             assert_eq!(streamed(&segs, &acks, &seg_times, &ack_times), want, "case {case}, streamed");
         }
-        assert!(samples > 500, "the generated traces give few samples ({samples})");
+        assert!(samples > 300, "the generated traces give few samples ({samples})");
     }
 }
