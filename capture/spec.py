@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections import Counter
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -264,6 +265,8 @@ def load_profiles(path: str | Path | None) -> dict[str, dict]:
         doc = yaml.safe_load(path.read_text())
     except OSError as e:
         raise CampaignError(f"{path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise CampaignError(f"{path}: not a text file (profiles are YAML)") from None
     except yaml.YAMLError as e:
         raise CampaignError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
     _schema_error(_PROFILES_V, doc, str(path), known_paths=False)
@@ -461,6 +464,8 @@ def load(path: str | Path, scale: str | None = None) -> dict:
         doc = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
         raise CampaignError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    except UnicodeDecodeError:
+        raise CampaignError(f"{path}: not a text file (a campaign is YAML)") from None
     except OSError as e:
         raise CampaignError(f"{path}: {e.strerror}") from None
     return validate(doc, str(path), base_dir=path.resolve().parent, scale=scale)
@@ -495,8 +500,7 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
     if not doc.get("modes"):
         return explicit  # explicit runs only: they keep their order
     specs = _matrix_runs(doc, spec, seed, cc) + explicit
-    ids = [s.run_id for s in specs]
-    dup = {i for i in ids if ids.count(i) > 1}
+    dup = {i for i, n in Counter(s.run_id for s in specs).items() if n > 1}  # (ids.count: 40 s at 80k runs)
     if dup:
         raise CampaignError(f"{doc['name']}: duplicate run ids {sorted(dup)[:3]}")
     rng = random.Random(seed)

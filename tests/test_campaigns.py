@@ -425,3 +425,22 @@ def test_workflow_uses_reference_when_not_capturing(tmp_path):
     out = p.stdout + p.stderr
     for name in PAPERS:
         assert f"data/reference/{name}" in out, name
+
+
+def test_capture_estimate_refuses_a_binary_file_and_a_typo_of_repetitions_in_one_line(tmp_path):
+    """issue 43: `capture estimate` on a binary file gave a traceback, and `repetitions:
+    10^12` exhausted memory building the run list; each is refused in one line, exit 2."""
+    binary = tmp_path / "campaign.yaml"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe\x00" * 40)
+    r = subprocess.run([sys.executable, "-m", "capture", "estimate", str(binary)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "not a text file" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    doc = yaml.safe_load(campaign_file("deng").read_text())
+    doc["repetitions"] = 10 ** 12
+    doc["profiles_file"] = str(campaign_file("deng").parent / "profiles.yaml")
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(yaml.safe_dump(doc))
+    r = subprocess.run([sys.executable, "-m", "capture", "estimate", str(huge)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "maximum" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
