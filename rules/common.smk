@@ -45,6 +45,7 @@ wildcard_constraints:
 run_dirs_under = labflow.run_dirs_under
 CAPTURE = labflow.decide_capture(config, workflow.dryrun)
 SOURCE_FILE = Path(RESULTS) / ".source"
+labflow.check_folders(config, CAPTURE)
 labflow.check_one_source(config, CAPTURE, SOURCE_FILE)
 
 

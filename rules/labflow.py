@@ -107,11 +107,37 @@ def data_source(config: dict, capture: bool) -> str:
 # capture there: it does not rerun jobs below a checkpoint whose outputs exist
 # (snakemake#4124). So a folder remembers its source (.source, written when a run
 # starts) and another source is refused before any job.
+def _folder(path: str) -> str:
+    """A folder as the source key names it: ``data/samples/``, ``./data/samples`` and its
+    absolute path are one folder (relative to the workflow's folder when below it)."""
+    return os.path.normpath(os.path.relpath(os.path.abspath(path)))
+
+
 def source_key(config: dict, capture: bool) -> str:
     """What a results folder's reproduction is made from (compared as text)."""
     if capture:
-        return f"capture scale={config['scale']} raw_dir={config['raw_dir']}"
-    return f"reference {config.get('reference_dir', 'data/reference')} + samples {config['samples_dir']}"
+        return f"capture scale={config['scale']} raw_dir={_folder(config['raw_dir'])}"
+    return (f"reference {_folder(config.get('reference_dir', 'data/reference'))} + samples "
+            f"{_folder(config['samples_dir'])}")
+
+
+def check_folders(config: dict, capture: bool) -> None:
+    """Stop (before any job) on a results folder that is a file, or, without a capture, on
+    a reference or samples folder that is missing (the report would name it as its source)."""
+    results = Path(config["results_dir"])
+    if results.exists() and not results.is_dir():
+        raise WorkflowError(f"results_dir {results}: is a file, not a folder (--config results_dir=...)")
+    if capture:
+        return
+    ref = config.get("reference_dir", "data/reference")
+    if not Path(ref).is_dir():
+        raise WorkflowError(f"reference_dir {ref}: no such folder (--config reference_dir=...: the committed tables "
+                            "are in data/reference)")
+    if not reference_table_dirs(ref):
+        raise WorkflowError(f"reference_dir {ref}: holds no campaign's tables (<campaign>/<table>.parquet)")
+    if not Path(config["samples_dir"]).is_dir():
+        raise WorkflowError(f"samples_dir {config['samples_dir']}: no such folder (--config samples_dir=...; an "
+                            "empty folder for none)")
 
 
 def quick_runs(raw_dir: str, campaigns: list[str]) -> int:

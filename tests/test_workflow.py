@@ -193,11 +193,29 @@ def test_a_results_folder_remembers_its_source_and_refuses_another(tmp_path):
     assert (res / ".source").read_text() == "reference data/reference + samples data/samples\n"
     r = smk("-n", "reproduce_all", "--config", "capture=false", f"results_dir={res}")
     assert r.returncode == 0, r.stderr[-3000:]  # the same source goes on
+    # the same folders spelt otherwise are the same source (issue 43: ./data/reference, a
+    # trailing slash and absolute paths were refused)
+    r = smk("-n", "reproduce_all", "--config", "capture=false", f"results_dir={res}",
+            "reference_dir=./data/reference", f"samples_dir={ROOT / 'data' / 'samples'}/")
+    assert r.returncode == 0, r.stderr[-3000:]
     (res / ".source").write_text(f"capture scale=quick raw_dir={tmp_path}/raw\n")
     r = smk("-n", "reproduce_all", "--config", "capture=false", f"results_dir={res}")
     out = r.stdout + r.stderr
     assert r.returncode != 0 and "holds another reproduction (capture scale=quick" in out, out[-3000:]
     assert "results_dir=" in out and "Job stats" not in out
+
+
+@pytest.mark.parametrize("what", ["reference_dir", "samples_dir", "results_dir"])
+def test_a_missing_folder_or_a_file_for_results_stops_before_any_job(what, tmp_path):
+    """issue 43: a missing reference or samples folder was accepted without a word (the
+    report still named it), a results_dir that is a file gave a traceback."""
+    (tmp_path / "a-file").write_text("mine\n")
+    value = tmp_path / ("a-file" if what == "results_dir" else "missing")
+    extra = [] if what == "results_dir" else [f"results_dir={tmp_path}/results"]
+    r = smk("-n", "reproduce_all", "--config", "capture=false", f"{what}={value}", *extra)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and f"{what} {value}" in out and "Traceback" not in out, out[-3000:]
+    assert "Job stats" not in out and (tmp_path / "a-file").read_text() == "mine\n"
 
 
 @needs_capture
