@@ -23,12 +23,15 @@ MAGIC = {  # magic -> (byte order, fractions of a second per unit)
     0xA1B23C4D: ("<", 1_000_000_000), 0x4D3CB2A1: (">", 1_000_000_000),
 }
 PCAPNG_MAGIC = 0x0A0D0D0A
+# Kuznetzov's "modified" pcap (24-byte record headers), which tshark and the native
+# decoder read: its kind is told, its records are not walked here
+MODIFIED_MAGIC = {0xA1B2CD34, 0x34CDB2A1}
 MAX_RECORD = 262_144  # libpcap's largest snapshot length
 
 
 @dataclass
 class Scan:
-    kind: str  # "pcap", "pcapng" or "unknown"
+    kind: str  # "pcap", "pcapng", "modified pcap" or "unknown"
     records: int = 0  # well-formed records before any damage
     size: int = 0  # file size in bytes
     damaged_at: int | None = None  # byte offset of the first impossible record header
@@ -48,6 +51,8 @@ def scan(path: str | os.PathLike) -> Scan:
         magic_le = struct.unpack("<I", head[:4])[0]
         if magic_le == PCAPNG_MAGIC:
             return Scan("pcapng", size=size)
+        if magic_le in MODIFIED_MAGIC:
+            return Scan("modified pcap", size=size)
         if magic_le not in MAGIC or len(head) < 24:
             return Scan("unknown", size=size)
         order, per_s = MAGIC[magic_le]
@@ -75,7 +80,10 @@ def scan(path: str | os.PathLike) -> Scan:
                     out.damaged_at, out.damage = off, why
                     break
                 if off + 16 + incl > size:
-                    out.tail_missing = off + 16 + incl - size
+                    if incl > MAX_RECORD:  # no capture stopped mid-write leaves that much unwritten
+                        out.damaged_at, out.damage = off, f"a {incl}-byte record running past the end of the file"
+                    else:
+                        out.tail_missing = off + 16 + incl - size
                     break
                 off += 16 + incl
                 n += 1

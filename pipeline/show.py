@@ -56,6 +56,9 @@ def _check(pcap: str | Path, frames: list[int]) -> Path:
     bad = [f for f in frames if f < 1]
     if bad:
         raise ShowError(f"{p}: frame numbers start at 1 (got {bad[0]})")
+    bad = [f for f in frames if f > 0xFFFFFFFF]
+    if bad:  # (tshark's frame filter crashed on one)
+        raise ShowError(f"{p}: frame numbers are at most 4294967295 (got {bad[0]})")
     return p
 
 

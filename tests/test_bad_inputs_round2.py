@@ -294,6 +294,44 @@ def test_show_dissects_a_capture_cut_short(tmp_path):
     assert r.returncode == 1 and "no frame 100000" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+def test_show_dissects_a_modified_pcap_that_analyze_reads(tmp_path):
+    """issue 43: a "modified" pcap (Kuznetzov's, 24-byte record headers), which `analyze`
+    reads, was refused by `show` as no pcap; a frame number past 2^32 crashed tshark."""
+    if not shutil.which("tshark") or not shutil.which("editcap"):
+        pytest.skip("tshark/editcap not installed")
+    mod = tmp_path / "mod.pcap"
+    subprocess.run(["editcap", "-F", "modpcap", str(SAMPLE / "client.pcap"), str(mod)], check=True,
+                   capture_output=True)
+    assert mod.read_bytes()[:4] == bytes.fromhex("34cdb2a1")
+    r = cli("show", str(mod), "3")
+    assert r.returncode == 0 and r.stdout.startswith("Frame 3:"), r.stderr
+    r = cli("show", str(mod), "4294967296")
+    assert r.returncode != 0 and "at most 4294967295" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_huge_record_mid_file_is_damage_not_a_tail_cut_short(tmp_path):
+    """issue 43: a record header claiming 2^31 bytes mid-file (a snap length of 2^32 - 1 in
+    the file header lets it past the size check) was called "the last record is cut
+    short"; both decoders now say where the file breaks."""
+    import struct
+    data = bytearray((SAMPLE / "client.pcap").read_bytes())
+    data[16:20] = struct.pack("<I", 0xFFFFFFFF)  # the file header's snap length
+    off, n = 24, 0
+    while n < 10:  # the 11th record's captured length
+        off += 16 + struct.unpack_from("<I", data, off + 8)[0]
+        n += 1
+    data[off + 8:off + 16] = struct.pack("<II", 1 << 31, 1 << 31)
+    bad = tmp_path / "bad.pcap"
+    bad.write_bytes(bytes(data))
+    from pipeline import capfile
+    sc = capfile.scan(bad)
+    assert sc.records == 10 and sc.damaged_at == off and sc.tail_missing == 0 and "past the end" in sc.damage
+    for decoder in ("native", "tshark"):
+        r = cli("analyze", str(bad), "--decoder", decoder, "--vantage", "client", "--db", str(tmp_path / f"{decoder}.duckdb"))
+        assert "cut short" not in r.stderr and "past the end of the file" in r.stderr, (decoder, r.stderr)
+
+
 @pytest.mark.parametrize("folder_first", [True, False])
 def test_a_loose_pcap_named_like_a_run_stays_apart_from_it(tmp_path, folder_first):
     """A loose pcap whose name is a run folder's run id: stored as its own run, never

@@ -267,8 +267,16 @@ impl Reader {
             }
         };
         if 16 + incl as u64 > left {
-            w.tail_missing = 16 + incl as u64 - left;
-            self.end = Some(End::Truncated);
+            if incl > MAX_PCAP_RECORD {
+                // no capture stopped mid-write leaves that much unwritten: damage mid-file
+                let why = format!("a {incl}-byte record running past the end of the file");
+                w.damaged_at = Some(self.pos);
+                w.damage = Some(why.clone());
+                self.end = Some(End::Corrupt(why));
+            } else {
+                w.tail_missing = 16 + incl as u64 - left;
+                self.end = Some(End::Truncated);
+            }
             return false;
         }
         true
