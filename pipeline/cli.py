@@ -17,7 +17,7 @@ from . import apart, extract, labels, schema, store, tables
 from .assemble import canonical_addr, problem, vantage_from_name
 from .beside import not_utf8
 from .inputs import run_pcaps
-from .procs import MachineFault
+from .procs import MachineFault, catch_interrupts, stop_if_interrupted
 
 EPILOG = """\
 examples:
@@ -167,6 +167,7 @@ def _analyze_safely(item: Path | Pair, vantage: str | None, pm: dict[str, str], 
     except MachineFault:
         raise
     except Exception as e:  # a defect of ours: say so, keep the other inputs
+        stop_if_interrupted()
         one = item.client if isinstance(item, Pair) else item
         run_id = one.parent.resolve().name if isinstance(item, Pair) else one.stem
         reason = f"internal error while analysing it ({type(e).__name__}: {e}); please report this with the file"
@@ -515,8 +516,13 @@ def main(argv: list[str] | None = None,
         from .reference import main as reference_main  # (imported for this command only)
         return reference_main(argv[1:])
     a = build_parser(extra).parse_args(argv)
+    catch_interrupts()
     try:
         return a.func(a)
     except MachineFault as e:  # met before anything of this call was stored
         print(f"error: {e}; nothing of this call was stored", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: stopped; the write under way was not stored (the database is as it was before it)",
+              file=sys.stderr)
+        return 130

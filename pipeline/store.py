@@ -41,7 +41,7 @@ from .frames import Arrow
 from .inserts import insert
 from .labels import of_runs
 from .migrate import columns, ensure_schema
-from .procs import FS_FAULTS, pid_alive
+from .procs import FS_FAULTS, pid_alive, stop_if_interrupted
 from .tables import meta_tables_of
 
 if TYPE_CHECKING:
@@ -551,6 +551,7 @@ def _upsert_locked(real: Path, db: str | os.PathLike, tables: dict[str, pl.DataF
             finally:
                 con.close()
             _fsync(tmp)
+            stop_if_interrupted()  # a Ctrl-C a native call turned into an error: the file stays as it was
             os.replace(tmp, real)
             _fsync(real.parent)
         except BaseException:

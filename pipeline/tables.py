@@ -19,7 +19,7 @@ from . import ditg, flows, labels, metadoc, metrics, owd, sanity, schema, seqgra
 from .assemble import (OWD_HALF, Measures, Tables, assemble, connection_starts, problem, sending_receiving,
                        vantage_from_name, which_vantage)
 from .inputs import not_regular, sort_pcaps
-from .procs import MachineFault
+from .procs import MachineFault, stop_if_interrupted
 from .spill import Spill
 from .extract import DEFAULT_DECODER, ExtractError, read_packets
 from .labels import Labels
@@ -50,6 +50,7 @@ def analyze_trace(
         except MachineFault:  # the machine's problem, not this file's: the call stops (cli)
             raise
         except Exception as e:  # a defect of ours: this file gets a row, the others go on
+            stop_if_interrupted()
             return {}, [_internal(run_id, source, e)]
         if got is not None:
             return got
@@ -64,6 +65,7 @@ def analyze_trace(
     except MachineFault:
         raise
     except Exception as e:  # a defect of ours: this file gets a row, the others go on
+        stop_if_interrupted()
         return {}, problems + [_internal(run_id, source, e)]
 
 

@@ -2,6 +2,8 @@
 (The multi-homed ``tcpdump -i any`` capture: tests/test_timeorder.py.)"""
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
@@ -348,3 +350,33 @@ def test_two_folders_client_pcaps_given_alone_stay_two_runs(tmp_path):
                             "--db", str(db)], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
     assert _runs(db) == ["x", "x@b"]
+
+
+def test_a_ctrl_c_a_native_call_turned_into_an_error_still_stops_and_stores_nothing(tmp_path, monkeypatch):
+    """issue 43: a Ctrl-C that lands in DuckDB comes back as its InterruptException, which
+    the per-input catch-all took for a defect of the file: the analysis ran on, stored its
+    tables and exited 0. Now the call stops (exit 130) and the database stays as it was."""
+    import shutil
+
+    import duckdb
+
+    from pipeline import cli, procs, tables
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "samples" / "mp2-iperf3-up"
+    run = tmp_path / "run"
+    shutil.copytree(sample, run)
+    db = tmp_path / "lab.duckdb"
+    assert cli.main(["analyze", "-q", str(run), "--db", str(db)]) == 0
+    before = db.read_bytes()
+
+    def interrupted(*a, **k):
+        procs._INTERRUPTED.set()  # what the command line's SIGINT handler does
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    monkeypatch.setattr(tables, "read_packets", interrupted)
+    monkeypatch.setattr(tables.streamed, "analyze", interrupted)
+    try:
+        assert cli.main(["analyze", "-q", str(run), "--db", str(db)]) == 130
+    finally:
+        procs._INTERRUPTED.clear()
+    assert db.read_bytes() == before
