@@ -70,11 +70,13 @@ class Trace:
         # stream's first close, so the splits are the whole trace's (``reuse``)
         self._splits, split_notes = reuse.reused_stream_splits(rows, int(rows["stream"].max()) + 1 if rows.height else 0)
         rows = reuse.with_splits(rows, self._splits)
-        if rows.filter(pl.col("stream").is_in(self._splits["new_stream"].implode()), pl.col("dss")).height:
-            # the digest's extremes of each sender's data sequence numbers span both connections
-            raise InMemory("a new MPTCP connection on a reused 4-tuple")
         sent = _sent_apart(digest.sent(), rows, self._splits)
         sf = flows.find_subflows(rows, client_addrs, sent=sent)
+        split = pl.concat([self._splits["stream"], self._splits["new_stream"]]).implode()
+        if (sf["kind"] == "dss").any() and rows.filter(pl.col("stream").is_in(split), pl.col("dss")).height:
+            # a subflow joined by its data sequence range is matched against every stream's
+            # range, and the digest's extremes of a split stream's span both connections
+            raise InMemory("an MPTCP subflow on a reused 4-tuple beside one matched by data sequence range")
         sf, more = flows.assign_connections(sf, rows)
         self._structure_notes = split_notes + more
         self.notes: list[str] = []

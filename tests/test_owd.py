@@ -206,7 +206,7 @@ def test_store_and_plot(tmp_path):
     db = tmp_path / "lab.duckdb"
     subprocess.run([sys.executable, "-m", "pipeline", "analyze", "-q", str(d), "--db", str(db)], check=True)
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT count(*) FROM owd_samples WHERE run_id = 'run1'").fetchall()[0][0] == 33
+    assert con.execute("SELECT count(*) FROM owd_samples WHERE run_id = 'run1'").fetchall()[0][0] == 34
     chart, df = runplots.plot_owd(con, "run1")
     assert set(df["path"]) == {"wifi", "lte"} and df["owd_ms"].min() == pytest.approx(10.0, abs=1e-3)
     spec = chart.to_dict()
@@ -242,7 +242,7 @@ def test_streamed_ends_give_the_in_memory_one_way_delays(tmp_path, monkeypatch, 
         t = tables.analyze_run(d)
         assert isinstance(t["owd_samples"], pl.LazyFrame) == (name == "streamed")
         got[name] = _collected(t)
-    assert got["in_memory"]["owd_samples"].height == (33 if up else 29)
+    assert got["in_memory"]["owd_samples"].height == (34 if up else 30)
     for name, want in got["in_memory"].items():
         assert _same(got["streamed"][name], want), name
 
@@ -273,7 +273,7 @@ def test_analyze_pairs_a_folders_client_and_server_pcaps_given_alone(tmp_path):
     end beside them, or with --vantage, they stay loose traces (no delays)."""
     d = run_folder(tmp_path, client_clock=5.0, meta=False)
     want = tables.analyze_run(d)["owd_samples"].sort("frame")
-    assert want.height == 33
+    assert want.height == 34
 
     def owd_rows(*args: str) -> list[tuple]:
         db = tmp_path / f"lab{len(list(tmp_path.glob('*.duckdb')))}.duckdb"
