@@ -46,9 +46,12 @@ ERRORS = {LogEvent.ERROR, LogEvent.JOB_ERROR, LogEvent.GROUP_ERROR}
 
 @dataclass
 class LogHandlerSettings(LogHandlerSettingsBase):
+    # (parse_func: Snakemake takes a field's type for argparse's, and this module's
+    # annotations are text)
     scale: Optional[str] = field(default=None, metadata={
         "help": "the capture's scale (`make reproduce-all SCALE=...` passes it): the time left "
-                "before any run has finished is the duration model over that scale's runs"})
+                "before any run has finished is the duration model over that scale's runs",
+        "parse_func": str, "unparse_func": str})
 
 
 def plan_mean_s(scale: str | None) -> float | None:
@@ -109,7 +112,9 @@ class LogHandler(LogHandlerBase):
         self.tty = sys.stderr.isatty()
         self.models: dict[str, dict[str, float]] = {}
         self.line_open = False
-        self.scale = getattr(self.settings, "scale", None)  # the capture's (the settings' --logger-mptcp-lab-scale)
+        # the capture's (the settings' --logger-mptcp-lab-scale; a list where Snakemake tags values)
+        scale = getattr(self.settings, "scale", None)
+        self.scale = (scale[0] if scale else None) if isinstance(scale, (list, tuple)) else scale
 
     # -- the plugin's contract
     @property
