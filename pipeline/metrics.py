@@ -142,17 +142,19 @@ def rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | None =
 
 def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | None = None) -> pl.DataFrame:
     """For the directions of ``data`` (the sender's): one RTT sample per ACK that moves its
-    subflow's cumulative ACK forward to the end of a first transmission, timing that
-    segment: ``stream, direction, ack_frame, rtt_ms``. An ACK ending elsewhere (on
-    retransmitted bytes cut otherwise, inside a segment) gives none: it would time a
-    segment an earlier ACK covered.
+    subflow's cumulative ACK forward to the end of a segment sent before it, timing the
+    first sent of the segments ending there: ``stream, direction, ack_frame, rtt_ms``. A
+    retransmission counts with its own end (a retransmission cut otherwise than the
+    original ends where no original does); an ACK ending on no segment's end (inside a
+    segment) gives none: the highest end below it was covered by an earlier ACK.
 
-    tshark's ``tcp.analysis.ack_rtt`` (its list of unacknowledged segments holds first
-    transmissions only), beside the lab's ``rtt_samples`` (Chen §3.3: every packet timed
-    to the first cumulative ACK past it, Karn-filtered). The two agree on a loss-free
-    subflow; after a loss they differ by definition: the ACK that closes a hole times one
-    segment, where Chen's counts every packet's wait for the hole (and tshark's times the
-    first transmission even when the retransmission is what arrived)."""
+    tshark's ``tcp.analysis.ack_rtt`` (its list of unacknowledged segments, the
+    retransmissions in it: on client_1 an ACK ending on a retransmission's end, which no
+    original shared, is timed from it), beside the lab's ``rtt_samples`` (Chen §3.3:
+    every packet timed to the first cumulative ACK past it, Karn-filtered). The two agree
+    on a loss-free subflow; after a loss they differ by definition: the ACK that closes a
+    hole times one segment, where Chen's counts every packet's wait for the hole (and
+    tshark's times the first copy sent when a retransmission with its end arrived)."""
     segs = timed_segments(p, data, data["direction"].unique().to_list())
     acks = (acks_of(p) if acks is None else acks).select("stream", "down", "ack", ack_s="time_s", ack_frame="frame")
     got = _ack_rtt_pairs_native(segs, acks)
@@ -162,8 +164,9 @@ def ack_rtt_samples(p: pl.DataFrame, data: pl.DataFrame, acks: pl.DataFrame | No
 
 
 def timed_segments(p: pl.DataFrame, data: pl.DataFrame, directions: list[str]) -> pl.DataFrame:
-    """What the per-ACK RTT times: ``data``'s first transmissions and the SYNs and FINs of
-    ``directions`` (those the data went), as ``stream, down, direction, time_s, frame, end``.
+    """What the per-ACK RTT times: ``data``'s segments (retransmissions too, as tshark's list
+    of unacknowledged segments holds them) and the SYNs and FINs of ``directions`` (those
+    the data went), as ``stream, down, direction, time_s, frame, end``.
     A SYN or a FIN takes one sequence number (rel_seq 0 is the ISN: only a SYN has it; a
     FIN's is the one after its payload) and the ACK of it times it, as tshark does: without
     it, the ACK of a FIN timed the last data segment before it."""
@@ -173,8 +176,7 @@ def timed_segments(p: pl.DataFrame, data: pl.DataFrame, directions: list[str]) -
     fin = p.filter(pl.col("fin"), pl.col("rel_seq").is_not_null(), own).select(
         "stream", "down", "direction", "time_s", "frame",
         end=(pl.col("rel_seq") + pl.col("payload_bytes") + 1).cast(pl.Int64))
-    return (pl.concat([data.filter(~pl.col("retx")).select("stream", "down", "direction", "time_s", "frame", "end"),
-                       syn, fin])
+    return (pl.concat([data.select("stream", "down", "direction", "time_s", "frame", "end"), syn, fin])
             .select("stream", pl.col("down").fill_null(False), "direction", "time_s", "frame", "end"))
 
 

@@ -190,7 +190,7 @@ def test_the_pipeline_alone_analyses_plots_and_says_what_an_extra_adds(alone):
     r = run(venv, work, "mptcp-lab", "describe", "subflows", "--db", "lab.duckdb")
     assert r.returncode == 0 and "path" in r.stdout, r.stderr[-2000:]
     run_id = subprocess.run([py, "-c", "import duckdb; print(duckdb.connect('lab.duckdb', read_only=True)"
-                                       ".sql('select min(run_id) from runs').fetchone()[0])"],
+                                       ".execute('select min(run_id) from runs').fetchone()[0])"],
                             capture_output=True, text=True, cwd=work, check=True).stdout.strip()
     r = run(venv, work, "mptcp-lab", "plot", "seq", run_id, "--db", "lab.duckdb", "-o", "seq.json")
     assert r.returncode == 0 and json.loads((work / "seq.json").read_text())["$schema"], r.stderr[-2000:]

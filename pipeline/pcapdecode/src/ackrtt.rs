@@ -1,13 +1,13 @@
 //! Per-ACK RTT samples (tshark's `tcp.analysis.ack_rtt`): one per ACK that moves its
-//! subflow's cumulative ACK forward to the end of a first transmission not yet acked,
-//! timing that segment. `pipeline/metrics.py` (`ack_rtt_samples`) defines the metric
+//! subflow's cumulative ACK forward to the end of a segment not yet acked, timing the
+//! first sent of the segments ending there. `pipeline/metrics.py` (`ack_rtt_samples`) defines the metric
 //! and keeps the polars version (its window functions and join took ~5 s of a 5M-packet
 //! trace, and seconds on 200,000 short subflows); the tests hold this one equal to it.
 
 use crate::rtt::{dense_streams, key, slots};
 
-/// First transmissions (and SYNs and FINs) of the sending directions: where each ends
-/// (one past its last byte). Any order.
+/// Data segments, retransmissions too (and SYNs and FINs), of the sending directions:
+/// where each ends (one past its last byte). Any order.
 pub struct Segments<'a> {
     pub stream: &'a [u32],
     pub down: &'a [bool],
@@ -30,9 +30,9 @@ pub struct Acks<'a> {
 /// frame) counts. An ACK whose value is higher than every earlier ACK of its subflow
 /// direction (by frame), or that is the first, times the segment ending exactly at that
 /// value, if there is one and it was sent before the ACK (by frame). As tshark: its list
-/// of unacknowledged first transmissions, from which an ACK removes those it covers and
-/// times the one it ends on; an ACK ending elsewhere (on retransmitted bytes cut
-/// otherwise, or inside a segment) times none, not a segment an earlier ACK covered.
+/// of unacknowledged segments, from which an ACK removes those it covers and times the
+/// (first sent) one it ends on; an ACK ending inside a segment times none, not a segment
+/// an earlier ACK covered.
 pub fn ack_rtt_samples(segs: &Segments, acks: &Acks) -> (Vec<u32>, Vec<u32>) {
     // Per-subflow state in vectors indexed by `key`, as in `rtt.rs`.
     if let Some((seg_streams, ack_streams)) = dense_streams(segs.stream, acks.stream, segs.frame.len() + acks.frame.len()) {
@@ -92,7 +92,7 @@ struct Way {
 }
 
 /// `ack_rtt_samples` as a state fed with a trace's packets in frame order (a trace read
-/// in chunks): `segment` for each first transmission (and SYN and FIN), `ack` for each
+/// in chunks): `segment` for each data segment (and SYN and FIN), `ack` for each
 /// packet carrying a cumulative ACK. An ACK's sample is its segment's, sent before it: it
 /// is final at once (a segment sent later cannot give it one).
 #[derive(Default)]
