@@ -57,27 +57,18 @@ def _insert_from(con: duckdb.DuckDBPyConnection, name: str, cols: list[str], con
 
 
 def insert_one(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame | pl.LazyFrame) -> None:
+    """``df``'s rows into table ``name``. A LazyFrame (a table over a spill) goes batch by
+    batch, one INSERT each: one transaction over all of them kept every row in DuckDB's
+    memory until the commit (964 MB at 10M packets against 481), and a single INSERT over
+    a stream of batches needs pyarrow's RecordBatchReader, which the pipeline no longer
+    installs."""
     df = schema.conform(name, df)
-    if isinstance(df, pl.LazyFrame):
-        _insert_batches(con, name, df)
-        return
-    if not df.height:
-        return
-    consts = _constants(df)
-    cols = [c for c in df.columns if c not in consts]
-    _insert_from(con, name, cols, consts, Arrow(df.select(cols)))
-
-
-def _insert_batches(con: duckdb.DuckDBPyConnection, name: str, lf: pl.LazyFrame) -> None:
-    """A table over a spill, its batches read as DuckDB takes them, one INSERT each (one
-    transaction over all of them kept every row in DuckDB's memory until the commit: 964 MB
-    at 10M packets against 474; a single INSERT over a stream of batches needs pyarrow's
-    RecordBatchReader, which the pipeline no longer installs)."""
-    for batch in lf.collect_batches(chunk_size=_BATCH_ROWS):
-        if batch.height:
-            consts = _constants(batch)
-            cols = [c for c in batch.columns if c not in consts]
-            _insert_from(con, name, cols, consts, Arrow(batch.select(cols)))
+    frames = df.collect_batches(chunk_size=_BATCH_ROWS) if isinstance(df, pl.LazyFrame) else [df]
+    for frame in frames:
+        if frame.height:
+            consts = _constants(frame)
+            cols = [c for c in frame.columns if c not in consts]
+            _insert_from(con, name, cols, consts, Arrow(frame.select(cols)))
 
 
 # DuckDB's memory while a streamed trace's tables go in: it would otherwise hold
