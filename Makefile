@@ -19,7 +19,7 @@ SETUP_LOGS := results/logs/setup
 # says "already there"; reproduce-all says "up to date" when the report is older.
 export SETUP_T0 := $(shell t=$$(mktemp) && date -r "$$t" +%s%N; rm -f "$$t")
 
-.PHONY: test lint reproduce-all lab system venv venv-status linkem cc thirdparty bench bench-memory wheels clean
+.PHONY: test lint reproduce-all lab system venv venv-status linkem cc thirdparty bench bench-memory wheels replicate clean
 
 system:
 	@$(QUIET) begin "system packages"
@@ -109,6 +109,13 @@ reproduce-all: system venv linkem cc
 	@# also when Snakemake had nothing to do ("up to date": the report predates this make),
 	@# where the report is and how many findings it has
 	@$(BIN)/python -m report.summary --check --where --since=$(SETUP_T0) --results $(RESULTS)
+
+# The committed replicate (data/replicate: the five campaigns again with another seed)
+# judged against the committed reference, claim by claim: results/replicate.{csv,md}.
+replicate: system venv
+	@mkdir -p results
+	$(BIN)/python -m papers replicate --reference data/reference --replicate data/replicate \
+		--out results/replicate.csv --markdown results/replicate.md
 
 # JupyterLab on notebooks/ with the current database (results/lab.duckdb, else the
 # samples', analysed on first use); DB=path picks another, LAB_ARGS go to jupyter lab.

@@ -28,19 +28,20 @@ from .stats import LEVEL, MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
 
 COLUMNS = ["id", "paper", "kind", "basis", "basis_reason", "claim", "source", "says", "paper_value", "paper_text",
            "band_low", "band_high", "tolerance", "paper_direction", "statistic", "unit", "config", "checks", "group",
-           "our_value", "ci_low", "ci_high", "ci_level", "n", "n_groups", "runs_per_group", "magnitude_verdict",
-           "direction_verdict", "underpowered", "not_comparable_groups", "reason", "detail", "data"]
+           "our_value", "ci_low", "ci_high", "ci_level", "n", "n_groups", "runs_per_group", "planned_n",
+           "magnitude_verdict", "direction_verdict", "underpowered", "not_comparable_groups", "reason", "detail", "data"]
 FLOATS = ("paper_value", "band_low", "band_high", "our_value", "ci_low", "ci_high", "ci_level")
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {c: pl.Float64 for c in FLOATS} | {
     "n": pl.Int64, "n_groups": pl.Int64, "underpowered": pl.Boolean}
 # ci_low, ci_high: the interval the verdict was decided with, at ci_level (claim.interval_used:
 # 0.95; the Bonferroni level 1 − 0.05/k for disagree; 0.90 for a "no difference" claim's agree).
 # n: runs in the group that decides (the smallest role); runs_per_group: over every compared
-# group; data: the paper's campaigns as captured (findings.provenance); checks: every check
+# group; planned_n: the runs per group its plan asks (findings.plans; beyond the budget: the row
+# says "undecidable here"); data: the paper's campaigns as captured (findings.provenance); checks: every check
 # some group rests on; not_comparable_groups: the groups left unjudged, each with the
 # checks that fail there
 GROUP_COLUMNS = ["id", "paper", "kind", "group", "value", "ci_low", "ci_high", "ci_level", "ci_low_adj", "ci_high_adj",
-                 "ci_level_adj", "n", "checks", "magnitude_verdict", "direction_verdict"]
+                 "ci_level_adj", "n", "planned_n", "checks", "magnitude_verdict", "direction_verdict"]
 GROUP_SCHEMA = {c: pl.Utf8 for c in GROUP_COLUMNS} | {c: pl.Float64 for c in (
     "value", "ci_low", "ci_high", "ci_level", "ci_low_adj", "ci_high_adj", "ci_level_adj")} | {"n": pl.Int64}
 # a group's ci_low/ci_high/ci_level: the interval its own verdicts were decided with (as in
@@ -75,7 +76,8 @@ def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimat
             "group": group,
             "our_value": finite(est.value) if est else None, "ci_low": finite(lo), "ci_high": finite(hi),
             "ci_level": level, "n": est.n if est else None, "n_groups": n_groups,
-            "runs_per_group": runs_per_group(ns or []), "magnitude_verdict": magnitude_v,
+            "runs_per_group": runs_per_group(ns or []), "planned_n": c.plan.cell() if c.plan else "",
+            "magnitude_verdict": magnitude_v,
             "direction_verdict": direction_v, "underpowered": underpowered, "not_comparable_groups": excluded,
             "reason": reason, "detail": detail}  # data: per paper, added by evaluate
 
@@ -162,7 +164,7 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
         grows.append({"id": c.id, "paper": c.paper, "kind": c.kind, "group": g.label, "value": finite(e.value),
                       "ci_low": finite(lo), "ci_high": finite(hi), "ci_level": level, "ci_low_adj": finite(e.lo_adj),
                       "ci_high_adj": finite(e.hi_adj), "ci_level_adj": e.level_adj, "n": e.n,
-                      "checks": ", ".join(rests_on[g.label]),
+                      "planned_n": c.plan.cell(g.label) if c.plan else "", "checks": ", ".join(rests_on[g.label]),
                       "magnitude_verdict": mv, "direction_verdict": dv})
     if short:
         parts.append(f"not computed (fewer than {MIN_RUNS} runs or no value): " + ", ".join(short))
@@ -312,7 +314,7 @@ def host_check_row(r: dict) -> dict:
                          "configuration", "unit": "×", "config": "", "checks": "", "group": r["host"],
             "our_value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
             "ci_level": LEVEL if r["ci_low"] is not None else None, "n": r["shared_runs"],
-            "n_groups": 1, "runs_per_group": str(r["shared_runs"]), "magnitude_verdict": verdict,
+            "n_groups": 1, "runs_per_group": str(r["shared_runs"]), "planned_n": "", "magnitude_verdict": verdict,
             "direction_verdict": NO_DIRECTION, "underpowered": False, "reason": r["reason"], "detail": ""}
 
 

@@ -42,6 +42,15 @@ class Plan:
         k = self.groups.get(group, self.n)
         return k is None or k > self.budget or runs < k
 
+    def cell(self, group: str | None = None) -> str:
+        """The planned runs per group in one cell of the findings: "5", "5–8" over the
+        claim's groups (or ``group``'s own), "> 100" beyond the largest n tried."""
+        ks = [self.groups.get(group, self.n)] if group is not None else list(self.groups.values()) or [self.n]
+        if any(k is None for k in ks):
+            return "> 100"
+        lo, hi = min(ks), max(ks)
+        return str(lo) if lo == hi else f"{lo}–{hi}"
+
     def text(self, paper: str, runs: int | None = None) -> str:
         """The plan in words, for a verdict's reason; ``runs``: this capture's n."""
         where = f"papers/{paper}/{FILE}, pilot {self.pilot}"

@@ -3,8 +3,12 @@ with another seed (``python -m capture run ... --seed N``: every random draw of 
 emulator, the run order, the files and D-ITG differs) give a second database; per
 claim of the replicated papers, this compares its verdicts with the reference's.
 
-    python -m papers replicate --reference REF.duckdb --replicate REP.duckdb \\
-        --papers chen,deng --out results/replicate.csv [--markdown results/replicate.md]
+    python -m papers replicate --reference data/reference --replicate data/replicate \\
+        --out results/replicate.csv [--markdown results/replicate.md] [--papers chen,deng]
+
+Each side is a database or a folder of per-campaign table folders (data/reference's
+layout, loaded into a temporary database); the papers judged are those with runs on both
+sides unless ``--papers`` names them.
 
 A verdict *holds* when it is the same on both; rows that are not computed on either
 (not reproducible here) are left out of the count. The summary counts the decisive
@@ -13,16 +17,19 @@ verdicts (agree or disagree) that held apart from every verdict's.
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from findings.claim import AGREE, DIRECTION_ONLY, DISAGREE, NOT_REPRODUCIBLE
 from findings.evaluate import _fmt, write_csv
+from pipeline.store import load_table_dirs
 
 from .judge import findings
 
-KEEP = ("id", "paper", "magnitude_verdict", "direction_verdict", "our_value", "ci_low", "ci_high", "n")
+KEEP = ("id", "paper", "magnitude_verdict", "direction_verdict", "our_value", "ci_low", "ci_high", "n", "reason")
 
 
 def compare(reference: pl.DataFrame, replicate: pl.DataFrame) -> pl.DataFrame:
@@ -58,23 +65,56 @@ def markdown(t: pl.DataFrame) -> str:
                f"{r['magnitude_verdict_rep']} / {r['direction_verdict_rep']}")
         holds = "both" if r["magnitude_holds"] and r["direction_holds"] else (
             "magnitude" if r["magnitude_holds"] else "direction" if r["direction_holds"] else "neither")
+        if not r["magnitude_holds"] and r["reason_rep"]:  # a flip says why, in the replicate's words
+            rep += f": {r['reason_rep']}".replace("|", "/")
         lines.append(f"| `{r['id']}` | {ref} | {rep} | {holds} |")
     return "\n".join(lines)
 
 
+def database(src: str, db: Path) -> str:
+    """A database to judge: ``src`` itself, or the per-campaign table folders below it
+    (data/reference's layout) loaded into the new database ``db``."""
+    p = Path(src)
+    if p.is_file():
+        return src
+    dirs = sorted({f.parent for f in p.rglob("runs.parquet")}) if p.is_dir() else []
+    if not dirs:
+        raise SystemExit(f"error: {src}: neither a database nor a folder of run tables (no runs.parquet below it)")
+    if load_table_dirs(dirs, db, say=lambda _: None) is None:
+        raise SystemExit(f"error: {src}: its tables hold no run")
+    return str(db)
+
+
+def studies(db: str) -> set[str]:
+    """The papers (campaign studies) with runs in ``db``."""
+    con = duckdb.connect(db, read_only=True)
+    try:
+        return {r[0] for r in con.execute("SELECT DISTINCT study FROM run_facts WHERE study IS NOT NULL").fetchall()}
+    finally:
+        con.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m papers replicate", description=__doc__.splitlines()[0])
-    ap.add_argument("--reference", required=True, help="the reference database (data/reference loaded)")
-    ap.add_argument("--replicate", required=True, help="the replicate's database (another seed)")
-    ap.add_argument("--papers", required=True, help="comma-separated papers the replicate captured")
+    ap.add_argument("--reference", required=True, help="the reference: a database, or a folder of table folders "
+                                                         "(data/reference)")
+    ap.add_argument("--replicate", required=True, help="the replicate (another seed): a database or a folder of "
+                                                         "table folders (data/replicate)")
+    ap.add_argument("--papers", help="comma-separated papers to compare (default: those with runs on both sides)")
     ap.add_argument("--out", required=True, help="CSV: per claim, both verdicts and whether they held")
     ap.add_argument("--markdown", help="also the table as Markdown")
     a = ap.parse_args(argv)
-    parts = []
-    for paper in a.papers.split(","):
-        ref, _, _ = findings(a.reference, paper=paper)
-        rep, _, _ = findings(a.replicate, paper=paper)
-        parts.append(compare(ref, rep))
+    with tempfile.TemporaryDirectory(prefix="replicate-") as tmp:
+        ref_db, rep_db = (database(a.reference, Path(tmp) / "reference.duckdb"),
+                          database(a.replicate, Path(tmp) / "replicate.duckdb"))
+        papers = a.papers.split(",") if a.papers else sorted(studies(ref_db) & studies(rep_db))
+        if not papers:
+            raise SystemExit("error: no paper has runs on both sides")
+        parts = []
+        for paper in papers:
+            ref, _, _ = findings(ref_db, paper=paper)
+            rep, _, _ = findings(rep_db, paper=paper)
+            parts.append(compare(ref, rep))
     t = pl.concat(parts)
     write_csv(t, a.out)
     print(f"{a.out}: {summary(t)}")

@@ -3,20 +3,24 @@
 # time, then make every run's tables and the thinned reference folders (data/reference,
 # or --out for a replicate). Resumable: finished runs are kept, half runs redone.
 #
-#   scripts/capture-reference.sh RAW TABLES [--seed N] [--out DIR] [campaign ...]
+#   scripts/capture-reference.sh RAW TABLES [--seed N] [--out DIR] [--tables-only] [campaign ...]
 #
+# --tables-only: capture nothing; make the tables of RAW's finished runs with this
+# checkout's pipeline (runs captured at another commit, analysed with this one).
 # RAW and TABLES are folders of their own (not data/raw: a replicate with another seed
 # needs its own). Nothing else may run on the host meanwhile: every run records
 # host.busy_pct, and data/reference/README.md reports its median and 90th percentile.
+# The tables are made JOBS (default 2) runs at a time, once every capture is over.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,10p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,14p' "$0"; exit 2; }
 raw=$1 tables=$2; shift 2
-seed=() out=data/reference
+seed=() out=data/reference capture=1
 while [ $# -gt 0 ]; do
   case $1 in
     --seed) seed=(--seed "$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --tables-only) capture=0; shift ;;
     *) break ;;
   esac
 done
@@ -24,18 +28,20 @@ campaigns=("$@")
 [ ${#campaigns[@]} -gt 0 ] || campaigns=(chen cs244 deng ditg ferlin)
 py=${PYTHON:-.venv/bin/python}
 for c in "${campaigns[@]}"; do
+  [ "$capture" = 1 ] || break
   echo "== capture $c ($(date -u +%FT%TZ))"
   "$py" -m capture run "papers/$c/campaign.yaml" --scale standard --out "$raw" "${seed[@]}" --no-progress || true
 done
+# the captures are over: the tables may use both cores (JOBS at a time)
 for c in "${campaigns[@]}"; do
   echo "== tables $c ($(date -u +%FT%TZ))"
   for run in "$raw/$c"/*/; do
     run=${run%/}
     [ -f "$run/.done" ] || continue
     dest="$tables/$c/$(basename "$run")"
-    [ -f "$dest/runs.parquet" ] && continue
-    "$py" -m pipeline tables "$run" --out "$dest" >/dev/null || echo "tables failed: $run"
-  done
+    [ -f "$dest/runs.parquet" ] || printf '%s\0%s\0' "$run" "$dest"
+  done | xargs -0 -n 2 -P "${JOBS:-2}" sh -c \
+    '"$0" -m pipeline tables "$1" --out "$2" >/dev/null || echo "tables failed: $1"' "$py"
 done
 big=() small=()
 for c in "${campaigns[@]}"; do

@@ -525,6 +525,25 @@ def test_every_interval_names_its_level(reference):
     assert (groups["ci_level_adj"] >= 0.95 - 1e-9).all()
 
 
+def test_every_row_and_group_says_its_planned_n(reference):
+    """issue 41: the runs each claim's plan asks are in a column of both tables, the same as
+    the claim's plan; a row of a claim planned beyond the budget says "undecidable here"
+    and the n it would need."""
+    t, _, groups = reference
+    plans = {c.id: c.plan for c in all_claims() if c.plan is not None}
+    assert len(plans) > 100
+    for r in t.iter_rows(named=True):
+        assert r["planned_n"] == (plans[r["id"]].cell() if r["id"] in plans else ""), r["id"]
+    for r in groups.filter(pl.col("id").is_in(list(plans))).iter_rows(named=True):
+        assert r["planned_n"] == plans[r["id"]].cell(r["group"]), (r["id"], r["group"])
+    over = [cid for cid, p in plans.items() if p.undecidable]
+    assert over
+    said = t.filter(pl.col("id").is_in(over) & ~pl.col("magnitude_verdict").is_in([NOT_COMPARABLE, NO_DATA]))
+    assert said.height
+    for r in said.iter_rows(named=True):
+        assert "undecidable here" in r["reason"] and " would need " in r["reason"], r["id"]
+
+
 def test_every_failing_check_gates_a_claim_group(reference):
     """issue 40: a lab check or a paper's condition statement that does not hold here says
     which verdicts it withholds: it gates at least one compared group of a finding."""

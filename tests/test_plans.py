@@ -16,6 +16,9 @@ def test_a_plan_round_trips_and_says_what_it_asks(tmp_path):
     assert got["a-claim"].text("chen", 20).startswith("planned n = 15 runs per group (")
     assert got["b-claim"].text("chen", 5).startswith("undecidable here: g2 would need more than 100 runs per group")
     assert plans.load(tmp_path / "none") == {}
+    # one cell of the findings: over the claim's groups, or one group's own
+    assert got["a-claim"].cell() == "8–15" and got["a-claim"].cell("g1") == "8"
+    assert got["b-claim"].cell() == "> 100" and got["b-claim"].cell("g1") == "5"
     # a group short of its plan decides nothing; one beyond the budget never does
     a, b = got["a-claim"], got["b-claim"]
     assert a.short_of("g1", 5) and not a.short_of("g1", 8) and a.short_of("g2", 10) and not a.short_of("g2", 15)
