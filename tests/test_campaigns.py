@@ -358,6 +358,17 @@ def test_reference_tables_small_and_complete():
     assert (REFERENCE / "README.md").is_file()
 
 
+def test_reference_is_one_commit_on_a_quiet_host_as_its_readme_says():
+    """issue 40: every reference run names one commit, the host was quiet (busy less the
+    run's own work: median < 5 %, p90 < 20 % in every campaign), and data/reference/README.md's
+    table is what scripts/capture-summary.py computes from the committed tables."""
+    r = subprocess.run([sys.executable, str(REPO / "scripts" / "capture-summary.py"), str(REFERENCE), "--check"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() in (REFERENCE / "README.md").read_text()
+    assert r.stdout.count("\n| ") == len(PAPERS)
+
+
 def test_reference_loads_into_duckdb_with_runs_of_every_paper(tmp_path):
     from pipeline import store
     dirs = sorted(d for d in REFERENCE.iterdir() if d.is_dir())

@@ -1,0 +1,84 @@
+"""The table data/reference/README.md (and data/replicate/README.md) gives per campaign,
+computed from the committed tables alone: runs, MPTCP runs by congestion control, the
+commit(s) the runs name, the capture window, the host's busy share (median / 90th
+percentile) with and without the run's own work, and the runs repeated after a stall.
+
+    .venv/bin/python scripts/capture-summary.py data/reference [--check]
+
+--check: exit 1 unless every run names one commit and, in every campaign, the host's
+busy share less the run's own has a median below 5 % and a 90th percentile below 20 %
+(issue 40's quiet host).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+
+QUIET_MEDIAN, QUIET_P90 = 5.0, 20.0
+
+
+def runs(folder: Path) -> pl.DataFrame:
+    """Every run of the campaign folders below ``folder``, with its meta.json's finish time."""
+    parts = [pl.read_parquet(f) for f in sorted(folder.glob("*/runs.parquet"))]
+    if not parts:
+        raise SystemExit(f"error: {folder}: no <campaign>/runs.parquet below it")
+    t = pl.concat(parts, how="diagonal_relaxed")
+    done = [json.loads(m).get("finished_at") if m else None for m in t["meta_json"].to_list()]
+    return t.with_columns(finished_at=pl.Series(done, dtype=pl.Utf8))
+
+
+def _mptcp(t: pl.DataFrame) -> str:
+    mp = t.filter(pl.col("mode").str.starts_with("MP") | (pl.col("mode") == "backup"))
+    by = mp.group_by("congestion_control").len().sort("len", descending=True)
+    return ", ".join(f"{n} {cc}" for cc, n in by.iter_rows()) or "–"
+
+
+def _q(s: pl.Series, q: float) -> str:
+    v = s.drop_nulls()
+    return "–" if v.is_empty() else f"{v.quantile(q, 'linear'):.1f}"
+
+
+def table(t: pl.DataFrame) -> tuple[str, list[str]]:
+    """The Markdown table, and what fails the quiet-host and one-commit rules."""
+    rows = ["| campaign | runs | MPTCP runs (congestion control) | commit | captured (UTC) | capture window | "
+            "host busy % (median / p90) | busy less the run's own % (median / p90) | repeated after a stall |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    bad = []
+    commits = sorted(set(t["repo_commit"].drop_nulls()))
+    if len(commits) != 1:
+        bad.append(f"the runs name {len(commits)} commits: {', '.join(c[:7] for c in commits)}")
+    for camp in sorted(set(t["campaign"])):
+        c = t.filter(pl.col("campaign") == camp)
+        start = pl.Series(c["started_at"]).str.to_datetime(time_zone="UTC").min()
+        end = pl.Series(c["finished_at"]).str.to_datetime(time_zone="UTC").max()
+        window = (end - start).total_seconds() / 60 if start and end else float("nan")
+        others = c["host_others_pct"].drop_nulls()
+        if others.is_empty() or others.median() >= QUIET_MEDIAN or others.quantile(0.9, "linear") >= QUIET_P90:
+            bad.append(f"{camp}: the host was not quiet (busy less the run's own: median {_q(others, 0.5)} %, "
+                       f"p90 {_q(others, 0.9)} %)")
+        cs = ", ".join(x[:7] for x in sorted(set(c["repo_commit"].drop_nulls())))
+        repeated = int((c["attempt"].fill_null(1) > 1).sum())
+        rows.append(f"| {camp} | {c.height} | {_mptcp(c)} | {cs} | {start:%Y-%m-%d %H:%M}–{end:%Y-%m-%d %H:%M} | "
+                    f"{window:.1f} min | {_q(c['host_busy_pct'], 0.5)} / {_q(c['host_busy_pct'], 0.9)} | "
+                    f"{_q(others, 0.5)} / {_q(others, 0.9)} | {repeated} |")
+    return "\n".join(rows), bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", type=Path, help="a folder of per-campaign table folders (data/reference)")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless one commit and a quiet host")
+    a = ap.parse_args(argv)
+    text, bad = table(runs(a.folder))
+    print(text)
+    for b in bad:
+        print(f"not as asked: {b}", file=sys.stderr)
+    return 1 if a.check and bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
