@@ -53,8 +53,8 @@ def table(t: pl.DataFrame) -> tuple[str, list[str]]:
         bad.append(f"the runs name {len(commits)} commits: {', '.join(c[:7] for c in commits)}")
     for camp in sorted(set(t["campaign"])):
         c = t.filter(pl.col("campaign") == camp)
-        start = pl.Series(c["started_at"]).str.to_datetime(time_zone="UTC").min()
-        end = pl.Series(c["finished_at"]).str.to_datetime(time_zone="UTC").max()
+        start = c["started_at"].str.to_datetime(time_zone="UTC").min()
+        end = c["finished_at"].str.to_datetime(time_zone="UTC").max()
         window = (end - start).total_seconds() / 60 if start and end else float("nan")
         others = c["host_others_pct"].drop_nulls()
         if others.is_empty() or others.median() >= QUIET_MEDIAN or others.quantile(0.9, "linear") >= QUIET_P90:
