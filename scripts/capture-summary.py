@@ -33,7 +33,8 @@ def runs(folder: Path) -> pl.DataFrame:
 
 def _mptcp(t: pl.DataFrame) -> str:
     mp = t.filter(pl.col("mode").str.starts_with("MP") | (pl.col("mode") == "backup"))
-    by = mp.group_by("congestion_control").len().sort("len", descending=True)
+    # ties (chen: 30 olia, 30 reno) sorted by name, or group_by's order decides and the table changes
+    by = mp.group_by("congestion_control").len().sort(["len", "congestion_control"], descending=[True, False])
     return ", ".join(f"{n} {cc}" for cc, n in by.iter_rows()) or "–"
 
 
