@@ -84,7 +84,12 @@ def link_summary(lt: pl.DataFrame) -> pl.DataFrame:
             .sort("run_id", "path", "direction"))
 
 
-def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> dict:
+def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP, add: bool = False) -> dict:
+    """Thin the runs below ``roots`` into one folder per campaign in ``out``. A campaign's
+    folder is rebuilt from these runs alone, or with ``add`` these runs are added to the
+    runs it holds (a run analysed again replaces its rows): a campaign captured over
+    several sittings is thinned a part at a time (the cap is per run, so the parts concatenated
+    are what one build of all the runs gives). Returns the runs in each campaign folder written."""
     out = Path(out)
     dirs = find_run_table_dirs(roots)
     by_campaign: dict[str, list[dict[str, pl.DataFrame]]] = {}
@@ -112,19 +117,25 @@ def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP) -> d
     # the run-level side files keep the rows of the campaigns not rebuilt here
     replaced = {t["runs"]["run_id"][0] for parts in by_campaign.values() for t in parts}
     for c in by_campaign:
-        if (out / c / "runs.parquet").exists():
+        if (out / c / "runs.parquet").exists() and not add:
             replaced |= set(pl.read_parquet(out / c / "runs.parquet", columns=["run_id"])["run_id"].to_list())
-    for c in by_campaign:
-        if (out / c).exists():
-            shutil.rmtree(out / c)
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
     for c, parts in sorted(by_campaign.items()):
-        (out / c).mkdir()
+        if add and (out / c / "runs.parquet").exists():
+            kept = {n: df.filter(~pl.col("run_id").is_in(sorted(replaced))) for n, df in read_tables(out / c).items()}
+            parts = [kept] + parts
+        # written beside, then swapped in: an interrupted build leaves the old folder whole
+        tmp = out / f".{c}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
         for name in schema.TABLES:
             df = schema.conform(name, pl.concat([p[name] for p in parts], how="vertical_relaxed"))
-            df.write_parquet(out / c / f"{name}.parquet", compression="zstd", compression_level=19)
-        counts[c] = len(parts)
+            df.write_parquet(tmp / f"{name}.parquet", compression="zstd", compression_level=19)
+        if (out / c).exists():
+            shutil.rmtree(out / c)
+        tmp.rename(out / c)
+        counts[c] = pl.read_parquet(out / c / "runs.parquet", columns=["run_id"]).height
     _merge_write(out / "thinning.parquet", replaced,
                  pl.DataFrame(thinning, schema={"run_id": pl.Utf8, "table": pl.Utf8, "keep_every": pl.Int64}))
     summ = [s for s in summaries if s.height]
@@ -151,8 +162,11 @@ def main(argv=None) -> int:
     ap.add_argument("roots", nargs="+", help="folders holding per-run table folders")
     ap.add_argument("--out", default="data/reference")
     ap.add_argument("--cap", type=int, default=DEFAULT_CAP, help="max rows per run of the sample tables")
+    ap.add_argument("--add", action="store_true",
+                    help="add these runs to the campaign folders in --out (a campaign captured in parts) "
+                         "instead of rebuilding them from these runs alone")
     a = ap.parse_args(argv)
-    counts = build(a.roots, a.out, a.cap)
+    counts = build(a.roots, a.out, a.cap, add=a.add)
     size = sum(p.stat().st_size for p in Path(a.out).rglob("*.parquet"))
     print(f"{a.out}: {sum(counts.values())} runs ({', '.join(f'{c} {n}' for c, n in counts.items())}), "
           f"{size / 1e6:.1f} MB")

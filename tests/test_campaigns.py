@@ -369,6 +369,19 @@ def test_reference_is_one_commit_on_a_quiet_host_as_its_readme_says():
     assert r.stdout.count("\n| ") == len(PAPERS)
 
 
+def test_the_reference_being_captured_is_one_commit_on_a_quiet_host():
+    """data/reference-next (the re-capture of issue 40, a few campaigns per sitting; it
+    replaces data/reference once all five are in): the same rules, and its README's table is
+    the script's."""
+    nxt = REPO / "data" / "reference-next"
+    if not nxt.is_dir():
+        pytest.skip("no re-capture in progress")
+    r = subprocess.run([sys.executable, str(REPO / "scripts" / "capture-summary.py"), str(nxt), "--check"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() in (nxt / "README.md").read_text()
+
+
 def test_reference_loads_into_duckdb_with_runs_of_every_paper(tmp_path):
     from pipeline import store
     dirs = sorted(d for d in REFERENCE.iterdir() if d.is_dir())
@@ -426,6 +439,25 @@ def test_reference_rebuild_of_one_campaign_keeps_the_others_side_files(tmp_path)
     assert pl.read_parquet(out / "chen" / "runs.parquet")["run_id"].to_list() == ["a_r1"]
     assert pl.read_parquet(out / "ditg" / "runs.parquet")["run_id"].to_list() == ["d_r2"]
     assert not list(out.glob("*.tmp"))
+
+
+def test_reference_add_puts_a_campaigns_parts_together(tmp_path):
+    """``--add`` (a campaign captured over several sittings): the second part's runs join the
+    first's, a run analysed again replaces its rows, and the side files hold each run once."""
+    from pipeline import reference
+    out = tmp_path / "ref"
+    _run_tables(tmp_path / "t1", "ditg", "d_r1")
+    _run_tables(tmp_path / "t1", "chen", "a_r1")
+    assert reference.build([tmp_path / "t1"], out, cap=10) == {"chen": 1, "ditg": 1}
+    _run_tables(tmp_path / "t2", "ditg", "d_r2")
+    _run_tables(tmp_path / "t2", "ditg", "d_r1", paths=("wifi", "lte"))  # d_r1 again, analysed anew
+    assert reference.build([tmp_path / "t2"], out, cap=10, add=True) == {"ditg": 2}
+    assert sorted(pl.read_parquet(out / "ditg" / "runs.parquet")["run_id"]) == ["d_r1", "d_r2"]
+    s = pl.read_parquet(out / "link_truth_summary.parquet")
+    assert sorted(zip(s["run_id"], s["path"])) == [("a_r1", "wifi"), ("d_r1", "lte"), ("d_r1", "wifi"),
+                                                   ("d_r2", "wifi")]
+    assert pl.read_parquet(out / "chen" / "runs.parquet")["run_id"].to_list() == ["a_r1"]
+    assert not list(out.glob(".*.tmp"))
 
 
 def test_workflow_uses_reference_when_not_capturing(tmp_path):
