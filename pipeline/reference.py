@@ -132,10 +132,11 @@ def build(roots: list[str | Path], out: str | Path, cap: int = DEFAULT_CAP, add:
         for name in schema.TABLES:
             df = schema.conform(name, pl.concat([p[name] for p in parts], how="vertical_relaxed"))
             df.write_parquet(tmp / f"{name}.parquet", compression="zstd", compression_level=19)
+            if name == "runs":
+                counts[c] = df.height
         if (out / c).exists():
             shutil.rmtree(out / c)
         tmp.rename(out / c)
-        counts[c] = pl.read_parquet(out / c / "runs.parquet", columns=["run_id"]).height
     _merge_write(out / "thinning.parquet", replaced,
                  pl.DataFrame(thinning, schema={"run_id": pl.Utf8, "table": pl.Utf8, "keep_every": pl.Int64}))
     summ = [s for s in summaries if s.height]
