@@ -3,12 +3,23 @@ budget and `python -m capture validate` (pure: no capture needed)."""
 from __future__ import annotations
 
 import heapq
+import math
 from pathlib import Path
 
 from .ditg_schedule import drain_limit_s, draw, schedule_seed
 from .spec import SIZED, RunSpec, direction, expand, load
 
 RUN_OVERHEAD_S = {"http": 2.5, "ditg": 4.5, "iperf3-down": 4.5}  # namespaces, linkem, tcpdump, teardown (measured here)
+# A capture repeats a run whose emulator stalled (a frame > 5 ms late), up to the campaign's
+# `stall_repeats` times. The stalls came at a rate per second of run, measured on this host
+# (2026-11-30, runs' meta.json): 63 stalled attempts in 9,173 s of attempts (the quick scale's
+# 76 runs of all five campaigns, 5 stalled; the standard scale's deng, 1 in 946 s, and ferlin,
+# 53 in 6,866 s). The quick capture's stage took 1.53x the runs' model, the repeats most of it.
+STALL_PER_S = 63 / 9173
+# what the workflow adds to each run: Snakemake starting the job, `python -m capture run
+# --run` importing and checking the kernel (the same quick capture: 2.2 s a job beyond the
+# runs' own times and repeats)
+WORKFLOW_JOB_S = 2.2
 
 
 def _trace_mean_mbit(path: Path) -> float:
@@ -63,6 +74,21 @@ def estimate_s(spec: RunSpec, base_dir: Path | None = None) -> float:
     outage = sum(o[1] - o[0] for p in spec.paths for o in spec.profiles[p].get("outages", []))
     t = 2.5 * rtt + 6 * rtt + spec.size_bytes * 8 / (rate * 1e6) + outage / max(len(spec.paths), 1)
     return RUN_OVERHEAD_S["http"] + min(t, spec.timeout_s)
+
+
+def expected_s(spec: RunSpec, base_dir: Path | None = None) -> float:
+    """Expected wall time of one run (seconds) with the repeats after emulator stalls:
+    each attempt of the model's length stalls with probability q = 1 - exp(-rate·t), so
+    the attempts expected are 1 + q + ... + q^repeats."""
+    t = estimate_s(spec, base_dir)
+    q = 1 - math.exp(-STALL_PER_S * t)
+    return t * sum(q ** i for i in range(spec.stall_repeats + 1))
+
+
+def workflow_s(spec: RunSpec, base_dir: Path | None = None) -> float:
+    """Expected wall time of one capture job of the workflow (`make reproduce-all`):
+    the run with its repeats, plus the job's start."""
+    return WORKFLOW_JOB_S + expected_s(spec, base_dir)
 
 
 def plan(path: str | Path, scale: str | None = None, hosts: tuple[int, ...] = ()) -> dict:

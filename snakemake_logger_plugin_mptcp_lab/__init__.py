@@ -31,7 +31,7 @@ from snakemake_interface_logger_plugins.settings import LogHandlerSettingsBase
 # The lab's duration model, for the capture's time-left estimate. A logger never takes
 # Snakemake down: without the lab's packages it counts jobs and estimates from their times.
 try:
-    from capture.estimate import estimate_s
+    from capture.estimate import workflow_s
     from capture.scales import SCALES
     from capture.spec import expand, load
     from papers import PAPERS
@@ -55,7 +55,8 @@ class LogHandlerSettings(LogHandlerSettingsBase):
 
 
 def plan_mean_s(scale: str | None) -> float | None:
-    """The duration model's mean over every run of the papers' campaigns at ``scale``
+    """The duration model's mean over every capture job of the papers' campaigns at
+    ``scale`` (each run with its expected repeats after stalls and the job's start)
     (None without a scale or the lab's packages). The mean of the first runs started
     is no estimate of the rest: a campaign's runs last from seconds (Deng's 10 KB) to
     minutes (D-ITG's tests), and the first started are one campaign's."""
@@ -63,7 +64,7 @@ def plan_mean_s(scale: str | None) -> float | None:
     for paper in PAPERS.values():
         try:
             f = paper.campaign_file
-            times += [estimate_s(s) for s in expand(load(f, scale), base_dir=Path(f).parent, scale=scale)]
+            times += [workflow_s(s) for s in expand(load(f, scale), base_dir=Path(f).parent, scale=scale)]
         except Exception:  # noqa: BLE001 - a scale the campaign does not have
             continue
     return sum(times) / len(times) if scale and times else None
@@ -201,7 +202,7 @@ class LogHandler(LogHandlerBase):
                 for scale in sorted(SCALES, key=lambda sc: sc != self.scale):
                     try:
                         for s in expand(load(f, scale), base_dir=Path(f).parent, scale=scale):
-                            self.models[camp].setdefault(s.run_id, estimate_s(s))
+                            self.models[camp].setdefault(s.run_id, workflow_s(s))
                     except Exception:  # a scale the campaign does not have
                         continue
             except Exception:

@@ -43,3 +43,23 @@ def test_cli_prints_each_host_count():
     bad = subprocess.run([sys.executable, "-m", "capture", "estimate", "nope.yaml"], capture_output=True, text=True,
                          cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and "nope.yaml" in bad.stderr
+
+
+def test_expected_time_counts_the_repeats_after_stalls():
+    """A run's expected time is its model times the attempts expected: 1 + q + ... + q^r
+    (q = 1 - exp(-rate·t), r the campaign's repeats); a workflow job adds its start."""
+    import dataclasses
+    import math
+
+    from capture.estimate import STALL_PER_S, WORKFLOW_JOB_S, estimate_s, expected_s, workflow_s
+    from capture.spec import expand, load
+
+    f = ROOT / "papers" / "ferlin" / "campaign.yaml"
+    spec = expand(load(f, "standard"), base_dir=f.parent, scale="standard")[0]
+    t = estimate_s(spec)
+    assert t > 30 and spec.stall_repeats == 2  # a long run of a campaign that repeats stalls twice
+    q = 1 - math.exp(-STALL_PER_S * t)
+    assert expected_s(spec) == pytest.approx(t * (1 + q + q * q))
+    assert t < expected_s(spec) < 3 * t
+    assert expected_s(dataclasses.replace(spec, stall_repeats=0)) == pytest.approx(t)  # never repeated
+    assert workflow_s(spec) == pytest.approx(WORKFLOW_JOB_S + expected_s(spec))

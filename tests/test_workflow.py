@@ -278,16 +278,16 @@ def test_progress_logger_estimates_a_scale_from_all_its_runs(monkeypatch):
     from types import SimpleNamespace
 
     import snakemake_logger_plugin_mptcp_lab as lg
-    from capture.estimate import estimate_s
+    from capture.estimate import workflow_s
     from capture.spec import expand, load
     from papers import PAPERS
     from snakemake_interface_logger_plugins.common import LogEvent
 
-    every = [estimate_s(s) for p in PAPERS.values()
+    every = [workflow_s(s) for p in PAPERS.values()
              for s in expand(load(p.campaign_file, "quick"), base_dir=p.campaign_file.parent, scale="quick")]
     f = PAPERS["deng"].campaign_file
     first = expand(load(f, "quick"), base_dir=f.parent, scale="quick")[0]
-    assert estimate_s(first) < 0.5 * sum(every) / len(every)  # the case: a short run starts first
+    assert workflow_s(first) < 0.5 * sum(every) / len(every)  # the case: a short run starts first
     now = [1000.0]
     monkeypatch.setattr(lg.time, "monotonic", lambda: now[0])
     h = lg.LogHandler(None, SimpleNamespace(scale="quick"))
@@ -304,7 +304,7 @@ def test_progress_logger_estimates_a_scale_from_all_its_runs(monkeypatch):
                wildcards={"campaign": "deng", "run": first.run_id}))
     st = h.stages["capture"]
     assert st.left_s() == pytest.approx(sum(every))
-    now[0] += 2 * estimate_s(first)  # the run took twice its model
+    now[0] += 2 * workflow_s(first)  # the run took twice its model
     h.emit(rec(event=LogEvent.JOB_FINISHED, job_id=0))
     assert st.left_s() == pytest.approx(2 * (len(every) - 1) * sum(every) / len(every))
 
@@ -314,7 +314,7 @@ def test_progress_logger_counts_and_estimates_captures():
     finished, then from the measured runs."""
     import logging
 
-    from capture.estimate import estimate_s
+    from capture.estimate import workflow_s
     from capture.spec import expand, load
     from papers import PAPERS
     from snakemake_interface_logger_plugins.common import LogEvent
@@ -336,7 +336,7 @@ def test_progress_logger_counts_and_estimates_captures():
     for i, s in enumerate(specs):
         h.emit(rec(event=LogEvent.JOB_INFO, rule_name="capture_run", jobid=i,
                    wildcards={"campaign": "deng", "run": s.run_id}))
-    mean = sum(estimate_s(s) for s in specs) / 3
+    mean = sum(workflow_s(s) for s in specs) / 3
     assert lines[0].startswith("capture: 0/3 jobs done, about ") and "(duration model)" in lines[0]
     assert h.stages["capture"].left_s() == pytest.approx(3 * mean)
     h.emit(rec(event=LogEvent.JOB_FINISHED, job_id=0))
