@@ -14,7 +14,8 @@ RUN_OVERHEAD_S = {"http": 2.5, "ditg": 4.5, "iperf3-down": 4.5}  # namespaces, l
 # `stall_repeats` times. The stalls came at a rate per second of run, measured on this host
 # (2026-11-30, runs' meta.json): 63 stalled attempts in 9,173 s of attempts (the quick scale's
 # 76 runs of all five campaigns, 5 stalled; the standard scale's deng, 1 in 946 s, and ferlin,
-# 53 in 6,866 s). The quick capture's stage took 1.53x the runs' model, the repeats most of it.
+# 53 in 6,866 s). That quick capture took 1,547 s against the model's 1,080 s: the runs
+# themselves 0.94x their model, the five repeats about 370 s, the jobs' starts the rest.
 STALL_PER_S = 63 / 9173
 # what the workflow adds to each run: Snakemake starting the job, `python -m capture run
 # --run` importing and checking the kernel (the same quick capture: 2.2 s a job beyond the
