@@ -362,11 +362,18 @@ def test_reference_is_one_commit_on_a_quiet_host_as_its_readme_says():
     """issue 40: every reference run names one commit, the host was quiet (busy less the
     run's own work: median < 5 %, p90 < 20 % in every campaign), and data/reference/README.md's
     table is what scripts/capture-summary.py computes from the committed tables."""
-    r = subprocess.run([sys.executable, str(REPO / "scripts" / "capture-summary.py"), str(REFERENCE), "--check"],
+    table = _summary_in_readme(REFERENCE)
+    assert table.count("\n| ") == len(PAPERS)
+
+
+def _summary_in_readme(folder: Path) -> str:
+    """scripts/capture-summary.py's table of ``folder`` (its --check passing: one commit,
+    a quiet host), asserted to be in the folder's README."""
+    r = subprocess.run([sys.executable, str(REPO / "scripts" / "capture-summary.py"), str(folder), "--check"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() in (REFERENCE / "README.md").read_text()
-    assert r.stdout.count("\n| ") == len(PAPERS)
+    assert r.stdout.strip() in (folder / "README.md").read_text()
+    return r.stdout.strip()
 
 
 def test_the_reference_being_captured_is_one_commit_on_a_quiet_host():
@@ -376,10 +383,7 @@ def test_the_reference_being_captured_is_one_commit_on_a_quiet_host():
     nxt = REPO / "data" / "reference-next"
     if not nxt.is_dir():
         pytest.skip("no re-capture in progress")
-    r = subprocess.run([sys.executable, str(REPO / "scripts" / "capture-summary.py"), str(nxt), "--check"],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() in (nxt / "README.md").read_text()
+    _summary_in_readme(nxt)
 
 
 def test_reference_loads_into_duckdb_with_runs_of_every_paper(tmp_path):
