@@ -4,7 +4,9 @@ share below is set by the test."""
 from __future__ import annotations
 
 import hashlib
+import re
 
+import polars as pl
 import pytest
 
 from findings.claim import AGREE
@@ -65,8 +67,8 @@ def test_delivered_share_per_role(facts):
 
 
 def test_bands_are_exact():
-    """No tolerance on the offered load; 100 % ± 0.1 % delivered; every claim rests on the
-    delivery of each configuration it compares."""
+    """No tolerance on the offered load; 100 % ± 0.1 % delivered; every compared group
+    rests on the delivery of each role it compares, in its own configuration."""
     ours = {c.id: c for c in all_claims() if c.paper == "ditg"}
     for cid in ("lab-ditg-same-offered-load", "lab-ditg-same-offered-load-asym"):
         b = ours[cid].band
@@ -74,10 +76,55 @@ def test_bands_are_exact():
     for key in claims.DELIVERED:
         b = ours[f"lab-ditg-delivered-{key}"].band
         assert (b.low, b.high) == pytest.approx((99.9, 100.1))
-    assert set(claims._dl("sym40")) <= set(ours["ditg-docs-symmetric"].checks)
-    assert set(claims._dl("loss-p1", "loss-p2", "loss-both")) <= set(ours["ditg-reduced-despite-loss"].checks)
-    checked = {k for c in ours.values() for k in c.checks if k.startswith("lab-ditg-delivered-")}
-    assert checked == {f"lab-ditg-delivered-{k}" for k in claims.DELIVERED}
+    assert claims.conditions("docs", claims.SYM40) == (
+        "lab-ditg-rtt-sym40@P1 40 ms (TCP and MPTCP)", "lab-ditg-rtt-sym40@P2 40 ms (MPTCP)",
+        "lab-ditg-same-offered-load@docs, P1 40 ms / P2 40 ms",
+        "lab-ditg-delivered-sym40@docs, MPTCP P1 40 ms / P2 40 ms", "lab-ditg-delivered-sym40@docs, TCP over P1 (P1 40 ms)")
+    assert claims.conditions("maps", claims.LOSS_BOTH, tcp=False) == (
+        "lab-ditg-rtt-sym40@P1 40 ms (TCP and MPTCP)", "lab-ditg-rtt-sym40@P2 40 ms (MPTCP)", "lab-ditg-loss-p1",
+        "lab-ditg-loss-p2", "lab-ditg-delivered-loss-both@maps, MPTCP P1 40 ms 4 % / P2 40 ms 4 %")
+    assert claims.conditions("netflix", claims.ASYM400_10M, mp=False) == (
+        "lab-ditg-rtt-asym@P1 10 ms (TCP and MPTCP)", "lab-ditg-delivered-asym400-10m@netflix, TCP over P1 (P1 10 ms)")
+    assert all(not c.checks for c in ours.values() if not c.is_check), "the groups name their own configurations' checks"
+
+
+def test_a_failing_check_group_gates_only_its_own_configuration(tmp_path):
+    """issue 40: Maps' TCP and MPTCP runs of one repetition replayed different schedules
+    (its offered-load group fails); Netflix's pairs are one schedule each. Netflix's group
+    of a claim comparing both profiles is judged, Maps' is not comparable, and each says
+    the checks' groups it rests on."""
+    from findings.claim import NOT_COMPARABLE
+    from findings.evaluate import evaluate
+    lab = Lab()
+    for app, lat in (("netflix", (30.0, 40.0)), ("maps", (35.0, 40.0))):
+        for rep in range(1, 6):
+            for mode, ms in (("MP-2", lat[0] + rep / 10), ("SP-wifi", lat[1] + rep / 10)):
+                mp = mode == "MP-2"
+                s = sha(f"{app}{rep}{'mp' if mp and app == 'maps' and rep == 5 else ''}")
+                lab.run("ditg", "sym-rtt40", mode, cc="lia" if mp else "cubic", workload=f"ditg-{app}", rep=rep,
+                        paths=SYM if mp else {"wifi": SYM["wifi"]}, latency=[ms] * 10,
+                        rtt={"wifi": [40.0, 40.4], "lte": [40.0, 40.4]} if mp else {"wifi": [40.0, 40.4]},
+                        result={"schedule_sha256": s, "schedule_packets": 10, "sent_packets": 10,
+                                "received_packets": 10, "drained": True})
+    facts, why = load_facts(lab.write(tmp_path / "lab.duckdb"))
+    assert facts is not None, why
+    _, checks, groups = evaluate([c for c in all_claims() if c.paper == "ditg"], facts, resamples=200)
+    offered = groups.filter(pl.col("id") == "lab-ditg-same-offered-load")
+    by = dict(zip(offered["group"], offered["magnitude_verdict"]))
+    assert by["netflix, P1 40 ms / P2 40 ms"] == AGREE and by["maps, P1 40 ms / P2 40 ms"] != AGREE
+    ours = groups.filter(pl.col("id") == "ditg-intensity-ordering")
+    rows = {r["group"]: r for r in ours.iter_rows(named=True)}
+    assert rows["maps, RTT 40 ms"]["magnitude_verdict"] == NOT_COMPARABLE
+    assert rows["netflix, RTT 40 ms"]["magnitude_verdict"] != NOT_COMPARABLE
+    assert "lab-ditg-same-offered-load@maps, P1 40 ms / P2 40 ms" in rows["maps, RTT 40 ms"]["checks"]
+    assert "maps" not in rows["netflix, RTT 40 ms"]["checks"]
+    # every check group a finding's group names is one the check computed
+    have = set(zip(groups["id"], groups["group"]))
+    for r in groups.filter(pl.col("id").is_in(["ditg-intensity-ordering", "ditg-netflix-symmetric"])).iter_rows(
+            named=True):
+        for k in re.split(r", (?=lab-)", r["checks"]):  # a group's label may hold ", "
+            cid, _, label = k.partition("@")
+            assert (cid, label) in have, k
 
 
 def test_checks_pass_only_on_one_schedule_fully_delivered(facts, tmp_path):

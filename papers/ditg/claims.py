@@ -27,18 +27,18 @@ measured the test's length). A packet that never arrives would be the latest and
 longest-delayed, so a run's mean is a lower bound unless every packet arrived: the lab
 checks ``lab-ditg-delivered-<configuration>`` require the received share (packets with a
 latency ÷ packets generated) of each configuration's MPTCP runs and TCP baseline to be
-100 % (± 0.1 %), and every claim rests on those of the configurations it compares. Each
-row's note still gives the share received, per role.
+100 % (± 0.1 %); each compared group rests on these checks' groups of its own configurations
+(``conditions``). Each row's note still gives the share received, per role.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
 
 from findings import stats
-from findings.measure import Facts, Measure, join_notes, values
+from findings.measure import Facts, Group, Measure, join_notes, values
 from papers.registry import check, claim
 from papers._common import group, keep, one_mptcp_cc, sel
 
@@ -117,6 +117,53 @@ ASYMMETRIC_PAIRS = [(ASYM20, ("netflix", "maps")), (ASYM40, ("netflix", "maps"))
                     (ASYM400_10M, ("netflix",))]
 
 
+# the labels of the lab checks' groups (one rule, used by the checks and by the claims'
+# groups that rest on them: ``check@label`` names one group of a check, findings.evaluate)
+def _pair_label(app: str, c: Cfg) -> str:
+    return f"{app}, {c.text}"
+
+
+def _mp_label(app: str, c: Cfg) -> str:
+    return f"{app}, MPTCP {c.text}"
+
+
+def _tcp_label(app: str, c: Cfg) -> str:
+    return f"{app}, TCP over P1 ({c.text.split(' / ')[0]})"
+
+
+def _p1_label(rtt: float) -> str:
+    return f"P1 {rtt:g} ms (TCP and MPTCP)"
+
+
+def _p2_label(rtt: float) -> str:
+    return f"P2 {rtt:g} ms (MPTCP)"
+
+
+def conditions(app: str, c: Cfg, mp: bool = True, tcp: bool = True) -> tuple[str, ...]:
+    """The lab checks of the conditions one profile's runs over ``c`` were measured under,
+    each the check's own group of that configuration (a failing group of another
+    configuration gates nothing here): the paths' RTTs, the configured loss, the same
+    offered traffic for TCP and MPTCP (when both are compared) and every packet delivered,
+    per role compared (``mp``: MPTCP over ``c``; ``tcp``: its baseline, TCP over P1)."""
+    rtt = "lab-ditg-rtt-sym40" if c.rtt1 == c.rtt2 == 40 else "lab-ditg-rtt-asym"
+    ids = [f"{rtt}@{_p1_label(c.rtt1)}"] + ([f"{rtt}@{_p2_label(c.rtt2)}"] if mp else [])
+    ids += ["lab-ditg-loss-p1"] if c.loss1 else []
+    ids += ["lab-ditg-loss-p2"] if c.loss2 and mp else []
+    if mp and tcp:
+        offered = "lab-ditg-same-offered-load" + ("" if any(c == x for x, _ in SYMMETRIC_PAIRS) else "-asym")
+        ids.append(f"{offered}@{_pair_label(app, c)}")
+    key = next(k for k, (x, _) in DELIVERED.items() if x == c)
+    ids += [f"lab-ditg-delivered-{key}@{_mp_label(app, c)}"] if mp else []
+    ids += [f"lab-ditg-delivered-{key}@{_tcp_label(app, c)}"] if tcp else []
+    return tuple(ids)
+
+
+def cgroup(label: str, checks: tuple[str, ...], **roles: np.ndarray) -> Group | None:
+    """A compared group (``group``) resting on ``checks`` (``conditions``)."""
+    g = group(label, **roles)
+    return None if g is None else replace(g, checks=tuple(dict.fromkeys(checks)))
+
+
 def _eq(col: str, x: float) -> pl.Expr:
     return (pl.col(col) - x).abs() < 1e-9
 
@@ -174,7 +221,7 @@ def vs_tcp(cases: list[tuple[str, str, Cfg]], stat: stats.Stat, missing: str):
         groups, rec = [], []
         for label, app, c in cases:
             mp, tcp = _mp(r, app, c), _tcp(r, app, c)
-            groups.append(group(label, mp=values(mp, LAT), tcp=values(tcp, LAT)))
+            groups.append(cgroup(label, conditions(app, c), mp=values(mp, LAT), tcp=values(tcp, LAT)))
             rec.append(_received(label, MPTCP=mp, TCP=tcp))
         return Measure(keep(*groups), stat, missing=missing, note=join_notes(note, _received_note(rec)))
     return m
@@ -192,7 +239,8 @@ def maps_worse(f: Facts) -> Measure:
     r, note = _runs(f)
     roles = {"mp_maps": _mp(r, "maps", ASYM400), "tcp_maps": _tcp(r, "maps", ASYM400),
              "mp_netflix": _mp(r, "netflix", ASYM400), "tcp_netflix": _tcp(r, "netflix", ASYM400)}
-    g = group(f"Maps − Netflix, {ASYM400.text}", **{k: values(v, LAT) for k, v in roles.items()})
+    g = cgroup(f"Maps − Netflix, {ASYM400.text}", conditions("maps", ASYM400) + conditions("netflix", ASYM400),
+               **{k: values(v, LAT) for k, v in roles.items()})
     stat = stats.boot(lambda s: 100 * (_m(s["mp_maps"]) / _m(s["tcp_maps"]) - _m(s["mp_netflix"]) / _m(s["tcp_netflix"])),
                       tuple(roles), "Maps' 100 × (MPTCP ÷ TCP − 1) minus Netflix's (means over runs)")
     rec = _received(ASYM400.text, **{k.replace("_", " "): v for k, v in roles.items()})
@@ -204,7 +252,9 @@ def smaller_at_10mbit(f: Facts) -> Measure:
     r, note = _runs(f)
     roles = {"mp10": _mp(r, "netflix", ASYM400_10M), "tcp10": _tcp(r, "netflix", ASYM400_10M),
              "mp100": _mp(r, "netflix", ASYM400), "tcp100": _tcp(r, "netflix", ASYM400)}
-    g = group("Netflix, P1 10 / P2 400 ms: 10 − 100 Mbit/s", **{k: values(v, LAT) for k, v in roles.items()})
+    g = cgroup("Netflix, P1 10 / P2 400 ms: 10 − 100 Mbit/s",
+               conditions("netflix", ASYM400_10M) + conditions("netflix", ASYM400),
+               **{k: values(v, LAT) for k, v in roles.items()})
     stat = stats.boot(lambda s: 100 * (_m(s["mp10"]) / _m(s["tcp10"]) - _m(s["mp100"]) / _m(s["tcp100"])),
                       tuple(roles), "100 × (MPTCP ÷ TCP − 1) at 10 Mbit/s minus the same at 100 Mbit/s")
     rec = [_received("10 Mbit/s", MPTCP=roles["mp10"], TCP=roles["tcp10"]),
@@ -216,10 +266,12 @@ def smaller_at_10mbit(f: Facts) -> Measure:
 
 def longer_at_10mbit(f: Facts) -> Measure:
     r, note = _runs(f)
-    groups = [group(f"Netflix, {TCP10}: 10 ÷ 100 Mbit/s", a=values(_tcp(r, "netflix", ASYM400_10M), LAT),
-                    b=values(_tcp(r, "netflix", ASYM400), LAT)),
-              group("Netflix, MPTCP P1 10 / P2 400 ms: 10 ÷ 100 Mbit/s", a=values(_mp(r, "netflix", ASYM400_10M), LAT),
-                    b=values(_mp(r, "netflix", ASYM400), LAT))]
+    tcp = conditions("netflix", ASYM400_10M, mp=False) + conditions("netflix", ASYM400, mp=False)
+    mp = conditions("netflix", ASYM400_10M, tcp=False) + conditions("netflix", ASYM400, tcp=False)
+    groups = [cgroup(f"Netflix, {TCP10}: 10 ÷ 100 Mbit/s", tcp, a=values(_tcp(r, "netflix", ASYM400_10M), LAT),
+                     b=values(_tcp(r, "netflix", ASYM400), LAT)),
+              cgroup("Netflix, MPTCP P1 10 / P2 400 ms: 10 ÷ 100 Mbit/s", mp,
+                     a=values(_mp(r, "netflix", ASYM400_10M), LAT), b=values(_mp(r, "netflix", ASYM400), LAT))]
     return Measure(keep(*groups), stats.mean_ratio("a", "b", "mean latency at 10 Mbit/s ÷ at 100 Mbit/s"), note=note,
                    missing="needs ditg Netflix runs (TCP over P1 10 ms; MP-2 over 10/400 ms) at 10 and 100 Mbit/s")
 
@@ -230,7 +282,8 @@ def p1_gain_grows(f: Facts) -> Measure:
     for app in ("netflix", "maps"):
         roles = {"mp4": _mp(r, app, LOSS_P1), "tcp4": _tcp(r, app, LOSS_P1), "mp0": _mp(r, app, SYM40),
                  "tcp0": _tcp(r, app, SYM40)}
-        groups.append(group(f"{app}, 40 ms: 4 % − 0 % loss on P1", **{k: values(v, LAT) for k, v in roles.items()}))
+        groups.append(cgroup(f"{app}, 40 ms: 4 % − 0 % loss on P1", conditions(app, LOSS_P1) + conditions(app, SYM40),
+                             **{k: values(v, LAT) for k, v in roles.items()}))
         rec.append(_received(f"{app} 4 % on P1", MPTCP=roles["mp4"], TCP=roles["tcp4"]))
     # reduction at 4 % minus at 0 %: 100 × ((1 − mp4/tcp4) − (1 − mp0/tcp0))
     stat = stats.boot(lambda s: 100 * (_m(s["mp0"]) / _m(s["tcp0"]) - _m(s["mp4"]) / _m(s["tcp4"])),
@@ -250,8 +303,9 @@ def rtt_dominates(f: Facts) -> Measure:
         for c, where in LOSS_CASES:
             roles = {"long": _mp(r, app, ASYM400), "short": _mp(r, app, ASYM20), "loss": _mp(r, app, c),
                      "clean": _mp(r, app, SYM40)}
-            groups.append(group(f"{app}: P2 20 → 400 ms vs {where} at 40 ms",
-                                **{k: values(v, LAT) for k, v in roles.items()}))
+            on = sum((conditions(app, x, tcp=False) for x in (ASYM400, ASYM20, c, SYM40)), ())
+            groups.append(cgroup(f"{app}: P2 20 → 400 ms vs {where} at 40 ms", on,
+                                 **{k: values(v, LAT) for k, v in roles.items()}))
     stat = stats.boot(lambda s: 100 * (_m(s["long"]) / _m(s["short"]) - _m(s["loss"]) / _m(s["clean"])),
                       ("long", "short", "loss", "clean"),
                       "100 × (MPTCP mean, P2 400 ÷ 20 ms − 1) minus 100 × (MPTCP mean, 4 % loss ÷ loss-free − 1)")
@@ -266,16 +320,10 @@ def _sym(app: str) -> list[tuple[str, str, Cfg]]:
     return [(f"{app}, RTT 40 ms", app, SYM40)]
 
 
-CHK_SYM = ("lab-ditg-rtt-sym40", "lab-ditg-same-offered-load")
-CHK_ASYM = ("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym")
-CHK_P1 = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p1", "lab-ditg-same-offered-load")
-CHK_P2 = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p2", "lab-ditg-same-offered-load")
-CHK_BOTH = ("lab-ditg-rtt-sym40", "lab-ditg-loss-p1", "lab-ditg-loss-p2", "lab-ditg-same-offered-load")
-
-
-def _dl(*configs: str) -> tuple[str, ...]:
-    """The delivered-share lab checks of the configurations a claim compares (``DELIVERED``)."""
-    return tuple(f"lab-ditg-delivered-{c}" for c in configs)
+# Every claim's compared groups name the lab checks of their own configurations
+# (``conditions``, ``cgroup``): the claims themselves rest on no whole check, so a check
+# failing in one configuration (one profile's offered load, one configuration's delivery)
+# withholds only the groups measured there.
 
 
 SYM_TEXT = "equal loss-free paths of 40 ms, 100 Mbit/s (sym-rtt40; the paper: every RTT of 10-400 ms, Fig. 3)"
@@ -288,7 +336,7 @@ CLAIMS = [
           statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), per profile (Netflix, Maps)",
           config=config(f"Netflix and Maps over {SYM_TEXT}"),
           measure=vs_tcp(_sym("netflix") + _sym("maps"), REDUCTION, "needs ditg sym-rtt40 runs (MP-2 and TCP)"),
-          checks=CHK_SYM + _dl("sym40"), mismatch=join_notes(PACED, RESTART, SCHEDULER)),
+          mismatch=join_notes(PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-reduced-despite-loss",
           statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), TCP with P1's loss, per profile and loss placement",
           config=config("4 % loss at 40 ms on P1 only, on P2 only (Netflix; the paper: Maps 'more or less the same' "
@@ -298,7 +346,6 @@ CLAIMS = [
                           ("netflix, 4 % on P2", "netflix", LOSS_P2), ("netflix, 4 % on both", "netflix", LOSS_BOTH),
                           ("maps, 4 % on both", "maps", LOSS_BOTH)], REDUCTION,
                          "needs ditg loss-rtt40-* runs (MP-2) and their TCP baselines"),
-          checks=CHK_BOTH + _dl("loss-p1", "loss-p2", "loss-both"),
           mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-reduced-despite-small-rtt-diff",
           statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), per profile",
@@ -306,58 +353,55 @@ CLAIMS = [
                         "(sym-rtt10), Netflix and Maps"),
           measure=vs_tcp([(f"{a}, {ASYM20.text}", a, ASYM20) for a in ("netflix", "maps")], REDUCTION,
                          "needs ditg asym-rtt10-20 (MP-2) and sym-rtt10 (TCP) runs"),
-          checks=CHK_ASYM + _dl("asym20"),
           mismatch=join_notes("any packet sent on P2 waits its 10 ms one-way delay where TCP over P1 waits 5 ms",
                               PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-netflix-symmetric", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Netflix",
           config=config(f"Netflix over {SYM_TEXT}"),
           measure=vs_tcp(_sym("netflix"), REDUCTION, "needs ditg Netflix sym-rtt40 runs (MP-2 and TCP)"),
-          checks=CHK_SYM + _dl("sym40"), mismatch=join_notes(PACED, RESTART, SCHEDULER)),
+          mismatch=join_notes(PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-maps-symmetric", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Maps",
           config=config(f"Maps over {SYM_TEXT}"),
           measure=vs_tcp(_sym("maps"), REDUCTION, "needs ditg Maps sym-rtt40 runs (MP-2 and TCP)"),
-          checks=CHK_SYM + _dl("sym40"), mismatch=join_notes(PACED, RESTART, SCHEDULER)),
+          mismatch=join_notes(PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-docs-symmetric", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), Docs",
           config=config(f"Docs over {SYM_TEXT}"),
           measure=vs_tcp(_sym("docs"), INCREASE, "needs ditg Docs sym-rtt40 runs (MP-2 and TCP)"),
-          checks=CHK_SYM + _dl("sym40"), margin=20.0, margin_reason=MARGIN_20, mismatch=DOCS),
+          margin=20.0, margin_reason=MARGIN_20, mismatch=DOCS),
     claim(P, "ditg-asymmetric-40ms-on-par", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), per profile",
           config=config("loss-free, 100 Mbit/s, MPTCP over P1 10 / P2 40 ms (asym-rtt10-40), TCP over P1 10 ms "
                         "(sym-rtt10), Netflix and Maps"),
           measure=vs_tcp([(f"{a}, {ASYM40.text}", a, ASYM40) for a in ("netflix", "maps")], INCREASE,
                          "needs ditg asym-rtt10-40 (MP-2) and sym-rtt10 (TCP) runs"),
-          checks=CHK_ASYM + _dl("asym40"), margin=20.0, margin_reason=MARGIN_20,
+          margin=20.0, margin_reason=MARGIN_20,
           mismatch=join_notes("any packet sent on P2 waits its 20 ms one-way delay where TCP over P1 waits 5 ms",
                               PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-asymmetric-netflix", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), Netflix",
           config=config("loss-free, 100 Mbit/s, MPTCP over P1 10 / P2 400 ms (asym-rtt10-400), TCP over P1 10 ms "
                         "(sym-rtt10), Netflix"),
           measure=vs_tcp([(f"netflix, {ASYM400.text}", "netflix", ASYM400)], INCREASE,
-                         "needs ditg Netflix asym-rtt10-400 (MP-2) and sym-rtt10 (TCP) runs"),
-          checks=CHK_ASYM + _dl("asym400"), mismatch=SCHEDULER),
+                         "needs ditg Netflix asym-rtt10-400 (MP-2) and sym-rtt10 (TCP) runs"), mismatch=SCHEDULER),
     claim(P, "ditg-asymmetric-maps", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), Maps",
           config=config("loss-free, 100 Mbit/s, MPTCP over P1 10 / P2 400 ms (asym-rtt10-400), TCP over P1 10 ms "
                         "(sym-rtt10), Maps"),
           measure=vs_tcp([(f"maps, {ASYM400.text}", "maps", ASYM400)], INCREASE,
-                         "needs ditg Maps asym-rtt10-400 (MP-2) and sym-rtt10 (TCP) runs"),
-          checks=CHK_ASYM + _dl("asym400"), mismatch=SCHEDULER),
+                         "needs ditg Maps asym-rtt10-400 (MP-2) and sym-rtt10 (TCP) runs"), mismatch=SCHEDULER),
     claim(P, "ditg-asymmetric-maps-worse",
           statistic="Maps' 100 × (MPTCP ÷ TCP-over-P1 mean latency − 1) minus Netflix's, P1 10 / P2 400 ms",
           config=config("loss-free, 100 Mbit/s, MPTCP over P1 10 / P2 400 ms, TCP over P1 10 ms, Maps and Netflix "
                         "(the paper: at P2 = 400 ms > 800 % vs > 200 %)"),
-          measure=maps_worse, checks=CHK_ASYM + _dl("asym400"), mismatch=SCHEDULER),
+          measure=maps_worse, mismatch=SCHEDULER),
     claim(P, "ditg-10mbit-similar", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), 10 Mbit/s",
           config=config("loss-free 10-Mbit/s paths, MPTCP over P1 10 / P2 400 ms (asym10m-rtt10-400), TCP over P1 10 "
                         "ms (sym10m-rtt10), Netflix (the paper: P2 10-400 ms, all profiles, Fig. 5)"),
           measure=vs_tcp([(f"netflix, {ASYM400_10M.text}", "netflix", ASYM400_10M)], INCREASE,
                          "needs ditg Netflix asym10m-rtt10-400 (MP-2) and sym10m-rtt10 (TCP) runs"),
-          checks=("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym") + _dl("asym400-10m"), mismatch=SCHEDULER),
+          mismatch=SCHEDULER),
     claim(P, "ditg-10mbit-longer-latency",
           statistic="mean latency at 10 Mbit/s ÷ at 100 Mbit/s, for TCP over P1 (10 ms) and for MPTCP (10/400 ms)",
           config=config("loss-free, Netflix: TCP over P1 10 ms (sym10m-rtt10 vs sym-rtt10) and MPTCP over P1 10 / P2 "
                         "400 ms (asym10m-rtt10-400 vs asym-rtt10-400) at 10 and 100 Mbit/s (the paper: P2 10-400 ms, "
                         "all profiles, Fig. 4 vs 5)"),
-          measure=longer_at_10mbit, checks=("lab-ditg-rtt-asym",) + _dl("asym400-10m", "asym400"),
+          measure=longer_at_10mbit,
           mismatch="our Netflix profile's 23-Mbit/s blocks exceed a 10-Mbit/s path, so the queue fills"),
     claim(P, "ditg-10mbit-smaller-effect",
           statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1) at 10 Mbit/s minus the same at 100 Mbit/s, "
@@ -365,7 +409,6 @@ CLAIMS = [
           config=config("loss-free, MPTCP over P1 10 / P2 400 ms and TCP over P1 10 ms, at 10 and 100 Mbit/s, "
                         "Netflix (the paper: P2 10-400 ms, all profiles, Fig. 4 vs 5)"),
           measure=smaller_at_10mbit,
-          checks=("lab-ditg-rtt-asym", "lab-ditg-same-offered-load-asym") + _dl("asym400-10m", "asym400"),
           mismatch=join_notes(SCHEDULER, "at 10 Mbit/s our TCP over P1 queues most of each Netflix block, so its "
                                          "latency grows more than MPTCP's")),
     claim(P, "ditg-lossy-p1-gain-grows",
@@ -374,21 +417,21 @@ CLAIMS = [
           config=config("40 ms on both paths, 100 Mbit/s: 4 % loss on P1 only (loss-rtt40-p1-4pct) against "
                         "loss-free (sym-rtt40), TCP over P1 with P1's loss, Netflix and Maps (the paper: 0-4 % on P1 "
                         "at 10/40/100 ms, all three profiles, Fig. 6-8)"),
-          measure=p1_gain_grows, checks=CHK_P1 + _dl("loss-p1", "sym40"),
+          measure=p1_gain_grows,
           mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-p2-netflix", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Netflix",
           config=config("40 ms on both paths, 100 Mbit/s, 4 % loss on P2 only (loss-rtt40-p2-4pct), TCP over the "
                         "loss-free P1 (sym-rtt40), Netflix (the paper: 1-4 % at 10/40/100 ms, Fig. 6)"),
           measure=vs_tcp([("netflix, 4 % on P2", "netflix", LOSS_P2)], REDUCTION,
                          "needs ditg Netflix loss-rtt40-p2-4pct (MP-2) and sym-rtt40 (TCP) runs"),
-          checks=CHK_P2 + _dl("loss-p2"), mismatch=join_notes(LOSSY, PACED, RESTART, SCHEDULER)),
+          mismatch=join_notes(LOSSY, PACED, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-p2-maps-docs", statistic="100 × (MPTCP ÷ TCP-over-P1 mean latency − 1), Maps",
           config=config("40 ms on both paths, 100 Mbit/s, 4 % loss on P2 only (loss-rtt40-p2-4pct), TCP over the "
                         "loss-free P1 (sym-rtt40), Maps only: the standard scale runs no lossy Docs tests (the paper: "
                         "Maps and Docs, 1-4 % at 10/40/100 ms, Fig. 7-8)"),
           measure=vs_tcp([("maps, 4 % on P2", "maps", LOSS_P2)], INCREASE,
                          "needs ditg Maps loss-rtt40-p2-4pct (MP-2) and sym-rtt40 (TCP) runs"),
-          checks=CHK_P2 + _dl("loss-p2"), margin=20.0, margin_reason=MARGIN_20,
+          margin=20.0, margin_reason=MARGIN_20,
           mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-both-reductions",
           statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), TCP with P1's 4 %, per profile",
@@ -396,19 +439,19 @@ CLAIMS = [
                         "(loss-rtt40-p1-4pct), Netflix and Maps (the paper: 1-4 % at 10/40/100 ms, Fig. 6-7)"),
           measure=vs_tcp([(f"{a}, 4 % on both", a, LOSS_BOTH) for a in ("netflix", "maps")], REDUCTION,
                          "needs ditg loss-rtt40-both-4pct (MP-2) and loss-rtt40-p1-4pct (TCP) runs"),
-          checks=CHK_BOTH + _dl("loss-both"), mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-both-netflix", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Netflix",
           config=config("40 ms and 4 % loss on both paths (loss-rtt40-both-4pct), TCP over P1 with 40 ms and 4 % "
                         "(loss-rtt40-p1-4pct), Netflix: the paper's configuration"),
           measure=vs_tcp([("netflix, 4 % on both", "netflix", LOSS_BOTH)], REDUCTION,
                          "needs ditg Netflix loss-rtt40-both-4pct (MP-2) and loss-rtt40-p1-4pct (TCP) runs"),
-          checks=CHK_BOTH + _dl("loss-both"), mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-both-maps", statistic="100 × (1 − MPTCP ÷ TCP-over-P1 mean latency), Maps",
           config=config("40 ms and 4 % loss on both paths (loss-rtt40-both-4pct), TCP over P1 with 40 ms and 4 % "
                         "(loss-rtt40-p1-4pct), Maps: the paper's configuration"),
           measure=vs_tcp([("maps, 4 % on both", "maps", LOSS_BOTH)], REDUCTION,
                          "needs ditg Maps loss-rtt40-both-4pct (MP-2) and loss-rtt40-p1-4pct (TCP) runs"),
-          checks=CHK_BOTH + _dl("loss-both"), mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
+          mismatch=join_notes(LOSSY, RESTART, SCHEDULER)),
     claim(P, "ditg-lossy-asym-rtt-dominates",
           statistic="100 × (MPTCP mean latency with P2 400 ms ÷ with P2 20 ms − 1) (P1 10 ms, loss-free) minus 100 × "
                     "(MPTCP mean latency with 4 % loss ÷ loss-free − 1) (40/40 ms), per profile and loss placement",
@@ -416,9 +459,7 @@ CLAIMS = [
                         "loss-free and with 4 % on P1, on P2 or on both (sym-rtt40, loss-rtt40-*), Netflix and Maps; "
                         "the paper's statement is about Fig. 9's asymmetric lossy paths (P1 10 ms, P2 longer, with "
                         "loss), which the standard scale does not run"),
-          measure=rtt_dominates, checks=("lab-ditg-rtt-asym", "lab-ditg-rtt-sym40", "lab-ditg-loss-p1",
-                                         "lab-ditg-loss-p2")
-          + _dl("asym400", "asym20", "loss-p1", "loss-p2", "loss-both", "sym40"),
+          measure=rtt_dominates,
           mismatch=join_notes("the two effects are measured at different base RTTs (10 and 40 ms) and without Fig. "
                               "9's combined configurations", LOSSY, SCHEDULER)),
 ]
@@ -449,8 +490,8 @@ def rtt_sym40(f: Facts) -> Measure:
     r = _loss_free_100(r).filter(_eq("rtt_wifi_ms", 40))
     mp = sel(r, mode="MP-2").filter(_eq("rtt_cell_ms", 40))
     tcp = sel(r, mode="SP-wifi")
-    groups = [group("P1 40 ms (TCP and MPTCP)", x=_rtt_ratio(pl.concat([tcp, mp], how="diagonal_relaxed"), "wifi")),
-              group("P2 40 ms (MPTCP)", x=_rtt_ratio(mp, "cell"))]
+    groups = [group(_p1_label(40), x=_rtt_ratio(pl.concat([tcp, mp], how="diagonal_relaxed"), "wifi")),
+              group(_p2_label(40), x=_rtt_ratio(mp, "cell"))]
     return Measure(keep(*groups), RTT_STAT, note=note, missing="needs loss-free 100-Mbit/s ditg runs over 40-ms paths")
 
 
@@ -458,8 +499,8 @@ def rtt_asym(f: Facts) -> Measure:
     r, note = _runs(f)
     r = _loss_free_100(r).filter(_eq("rtt_wifi_ms", 10))
     mp = sel(r, mode="MP-2")
-    groups = [group("P1 10 ms (TCP and MPTCP)", x=_rtt_ratio(r, "wifi"))]
-    groups += [group(f"P2 {x:g} ms (MPTCP)", x=_rtt_ratio(mp.filter(_eq("rtt_cell_ms", x)), "cell"))
+    groups = [group(_p1_label(10), x=_rtt_ratio(r, "wifi"))]
+    groups += [group(_p2_label(x), x=_rtt_ratio(mp.filter(_eq("rtt_cell_ms", x)), "cell"))
                for x in (20, 40, 400)]
     return Measure(keep(*groups), RTT_STAT, note=note, missing="needs loss-free 100-Mbit/s ditg runs with P1 at 10 ms")
 
@@ -508,7 +549,7 @@ def offered_load(pairs_of) -> callable:
     def m(f: Facts) -> Measure:
         r, note = _runs(f, latency=False)
         r = r.filter(pl.col("app_sent_packets").is_not_null() & pl.col("app_schedule_sha256").is_not_null())
-        groups = [group(f"{app}, {c.text}", x=_pair_values(_mp(r, app, c), _tcp(r, app, c)))
+        groups = [group(_pair_label(app, c), x=_pair_values(_mp(r, app, c), _tcp(r, app, c)))
                   for c, apps in pairs_of for app in apps]
         short = r.filter(pl.col("app_sent_packets") != pl.col("app_schedule_packets"))
         if short.height:
@@ -535,8 +576,8 @@ def delivered(c: Cfg, apps: tuple[str, ...]) -> callable:
         r, note = _runs(f, latency=False)
         groups = []
         for app in apps:
-            groups += [group(f"{app}, MPTCP {c.text}", p=_delivered_rows(_mp(r, app, c))),
-                       group(f"{app}, TCP over P1 ({c.text.split(' / ')[0]})", p=_delivered_rows(_tcp(r, app, c)))]
+            groups += [group(_mp_label(app, c), p=_delivered_rows(_mp(r, app, c))),
+                       group(_tcp_label(app, c), p=_delivered_rows(_tcp(r, app, c)))]
         rel = pl.concat([_mp(r, a, c) for a in apps] + [_tcp(r, a, c) for a in apps], how="diagonal_relaxed")
         late = rel.filter(pl.col("app_drained").eq(False))
         if late.height:
