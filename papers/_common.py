@@ -29,11 +29,12 @@ def by(df: pl.DataFrame, *keys: str) -> Iterator[tuple[tuple, pl.DataFrame]]:
         yield key, g
 
 
-def group(label: str, **roles: np.ndarray) -> Group | None:
-    """A compared group, or None when none of its roles has a run."""
+def group(label: str, *, checks: tuple[str, ...] = (), **roles: np.ndarray) -> Group | None:
+    """A compared group resting on ``checks`` (``Group.checks``), or None when none of its
+    roles has a run."""
     if not any(len(v) for v in roles.values()):
         return None
-    return Group(label, {k: np.asarray(v, dtype=float) for k, v in roles.items()})
+    return Group(label, {k: np.asarray(v, dtype=float) for k, v in roles.items()}, checks=tuple(checks))
 
 
 def keep(*groups: Group | None) -> list[Group]:

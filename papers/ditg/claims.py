@@ -32,13 +32,13 @@ latency ÷ packets generated) of each configuration's MPTCP runs and TCP baselin
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from findings import stats
-from findings.measure import Facts, Group, Measure, join_notes, values
+from findings.measure import Facts, Measure, join_notes, values
 from papers.registry import check, claim
 from papers._common import group, keep, one_mptcp_cc, sel
 
@@ -158,12 +158,6 @@ def conditions(app: str, c: Cfg, mp: bool = True, tcp: bool = True) -> tuple[str
     return tuple(ids)
 
 
-def cgroup(label: str, checks: tuple[str, ...], **roles: np.ndarray) -> Group | None:
-    """A compared group (``group``) resting on ``checks`` (``conditions``)."""
-    g = group(label, **roles)
-    return None if g is None else replace(g, checks=tuple(dict.fromkeys(checks)))
-
-
 def _eq(col: str, x: float) -> pl.Expr:
     return (pl.col(col) - x).abs() < 1e-9
 
@@ -221,7 +215,7 @@ def vs_tcp(cases: list[tuple[str, str, Cfg]], stat: stats.Stat, missing: str):
         groups, rec = [], []
         for label, app, c in cases:
             mp, tcp = _mp(r, app, c), _tcp(r, app, c)
-            groups.append(cgroup(label, conditions(app, c), mp=values(mp, LAT), tcp=values(tcp, LAT)))
+            groups.append(group(label, checks=conditions(app, c), mp=values(mp, LAT), tcp=values(tcp, LAT)))
             rec.append(_received(label, MPTCP=mp, TCP=tcp))
         return Measure(keep(*groups), stat, missing=missing, note=join_notes(note, _received_note(rec)))
     return m
@@ -239,8 +233,8 @@ def maps_worse(f: Facts) -> Measure:
     r, note = _runs(f)
     roles = {"mp_maps": _mp(r, "maps", ASYM400), "tcp_maps": _tcp(r, "maps", ASYM400),
              "mp_netflix": _mp(r, "netflix", ASYM400), "tcp_netflix": _tcp(r, "netflix", ASYM400)}
-    g = cgroup(f"Maps − Netflix, {ASYM400.text}", conditions("maps", ASYM400) + conditions("netflix", ASYM400),
-               **{k: values(v, LAT) for k, v in roles.items()})
+    g = group(f"Maps − Netflix, {ASYM400.text}", checks=conditions("maps", ASYM400) + conditions("netflix", ASYM400),
+              **{k: values(v, LAT) for k, v in roles.items()})
     stat = stats.boot(lambda s: 100 * (_m(s["mp_maps"]) / _m(s["tcp_maps"]) - _m(s["mp_netflix"]) / _m(s["tcp_netflix"])),
                       tuple(roles), "Maps' 100 × (MPTCP ÷ TCP − 1) minus Netflix's (means over runs)")
     rec = _received(ASYM400.text, **{k.replace("_", " "): v for k, v in roles.items()})
@@ -252,9 +246,9 @@ def smaller_at_10mbit(f: Facts) -> Measure:
     r, note = _runs(f)
     roles = {"mp10": _mp(r, "netflix", ASYM400_10M), "tcp10": _tcp(r, "netflix", ASYM400_10M),
              "mp100": _mp(r, "netflix", ASYM400), "tcp100": _tcp(r, "netflix", ASYM400)}
-    g = cgroup("Netflix, P1 10 / P2 400 ms: 10 − 100 Mbit/s",
-               conditions("netflix", ASYM400_10M) + conditions("netflix", ASYM400),
-               **{k: values(v, LAT) for k, v in roles.items()})
+    g = group("Netflix, P1 10 / P2 400 ms: 10 − 100 Mbit/s",
+              checks=conditions("netflix", ASYM400_10M) + conditions("netflix", ASYM400),
+              **{k: values(v, LAT) for k, v in roles.items()})
     stat = stats.boot(lambda s: 100 * (_m(s["mp10"]) / _m(s["tcp10"]) - _m(s["mp100"]) / _m(s["tcp100"])),
                       tuple(roles), "100 × (MPTCP ÷ TCP − 1) at 10 Mbit/s minus the same at 100 Mbit/s")
     rec = [_received("10 Mbit/s", MPTCP=roles["mp10"], TCP=roles["tcp10"]),
@@ -268,10 +262,10 @@ def longer_at_10mbit(f: Facts) -> Measure:
     r, note = _runs(f)
     tcp = conditions("netflix", ASYM400_10M, mp=False) + conditions("netflix", ASYM400, mp=False)
     mp = conditions("netflix", ASYM400_10M, tcp=False) + conditions("netflix", ASYM400, tcp=False)
-    groups = [cgroup(f"Netflix, {TCP10}: 10 ÷ 100 Mbit/s", tcp, a=values(_tcp(r, "netflix", ASYM400_10M), LAT),
-                     b=values(_tcp(r, "netflix", ASYM400), LAT)),
-              cgroup("Netflix, MPTCP P1 10 / P2 400 ms: 10 ÷ 100 Mbit/s", mp,
-                     a=values(_mp(r, "netflix", ASYM400_10M), LAT), b=values(_mp(r, "netflix", ASYM400), LAT))]
+    groups = [group(f"Netflix, {TCP10}: 10 ÷ 100 Mbit/s", checks=tcp, a=values(_tcp(r, "netflix", ASYM400_10M), LAT),
+                    b=values(_tcp(r, "netflix", ASYM400), LAT)),
+              group("Netflix, MPTCP P1 10 / P2 400 ms: 10 ÷ 100 Mbit/s", checks=mp,
+                    a=values(_mp(r, "netflix", ASYM400_10M), LAT), b=values(_mp(r, "netflix", ASYM400), LAT))]
     return Measure(keep(*groups), stats.mean_ratio("a", "b", "mean latency at 10 Mbit/s ÷ at 100 Mbit/s"), note=note,
                    missing="needs ditg Netflix runs (TCP over P1 10 ms; MP-2 over 10/400 ms) at 10 and 100 Mbit/s")
 
@@ -282,8 +276,9 @@ def p1_gain_grows(f: Facts) -> Measure:
     for app in ("netflix", "maps"):
         roles = {"mp4": _mp(r, app, LOSS_P1), "tcp4": _tcp(r, app, LOSS_P1), "mp0": _mp(r, app, SYM40),
                  "tcp0": _tcp(r, app, SYM40)}
-        groups.append(cgroup(f"{app}, 40 ms: 4 % − 0 % loss on P1", conditions(app, LOSS_P1) + conditions(app, SYM40),
-                             **{k: values(v, LAT) for k, v in roles.items()}))
+        groups.append(group(f"{app}, 40 ms: 4 % − 0 % loss on P1",
+                            checks=conditions(app, LOSS_P1) + conditions(app, SYM40),
+                            **{k: values(v, LAT) for k, v in roles.items()}))
         rec.append(_received(f"{app} 4 % on P1", MPTCP=roles["mp4"], TCP=roles["tcp4"]))
     # reduction at 4 % minus at 0 %: 100 × ((1 − mp4/tcp4) − (1 − mp0/tcp0))
     stat = stats.boot(lambda s: 100 * (_m(s["mp0"]) / _m(s["tcp0"]) - _m(s["mp4"]) / _m(s["tcp4"])),
@@ -304,8 +299,8 @@ def rtt_dominates(f: Facts) -> Measure:
             roles = {"long": _mp(r, app, ASYM400), "short": _mp(r, app, ASYM20), "loss": _mp(r, app, c),
                      "clean": _mp(r, app, SYM40)}
             on = sum((conditions(app, x, tcp=False) for x in (ASYM400, ASYM20, c, SYM40)), ())
-            groups.append(cgroup(f"{app}: P2 20 → 400 ms vs {where} at 40 ms", on,
-                                 **{k: values(v, LAT) for k, v in roles.items()}))
+            groups.append(group(f"{app}: P2 20 → 400 ms vs {where} at 40 ms", checks=on,
+                                **{k: values(v, LAT) for k, v in roles.items()}))
     stat = stats.boot(lambda s: 100 * (_m(s["long"]) / _m(s["short"]) - _m(s["loss"]) / _m(s["clean"])),
                       ("long", "short", "loss", "clean"),
                       "100 × (MPTCP mean, P2 400 ÷ 20 ms − 1) minus 100 × (MPTCP mean, 4 % loss ÷ loss-free − 1)")
@@ -321,7 +316,7 @@ def _sym(app: str) -> list[tuple[str, str, Cfg]]:
 
 
 # Every claim's compared groups name the lab checks of their own configurations
-# (``conditions``, ``cgroup``): the claims themselves rest on no whole check, so a check
+# (``conditions``, ``group(checks=...)``): the claims themselves rest on no whole check, so a check
 # failing in one configuration (one profile's offered load, one configuration's delivery)
 # withholds only the groups measured there.
 
