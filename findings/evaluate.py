@@ -26,6 +26,8 @@ from . import hosts
 from .provenance import runs_per_group
 from .stats import LEVEL, MIN_RUNS, RESAMPLES, Estimate, estimate, seed_of
 
+# the checks a row or group rests on, joined: "; " as a check group's label may hold ", "
+CHECK_SEP = "; "
 COLUMNS = ["id", "paper", "kind", "basis", "basis_reason", "claim", "source", "says", "paper_value", "paper_text",
            "band_low", "band_high", "tolerance", "paper_direction", "statistic", "unit", "config", "checks", "group",
            "our_value", "ci_low", "ci_high", "ci_level", "n", "n_groups", "runs_per_group", "planned_n",
@@ -72,7 +74,7 @@ def _row(c: Claim, magnitude_v: str, direction_v: str, reason: str, est: Estimat
             "paper_text": f"{group}: {number.text}" if number else c.entry.paper_text,
             "band_low": b.low if b else None, "band_high": b.high if b else None,
             "tolerance": b.rule if number else c.tolerance, "paper_direction": d.text(c.unit) if d else "", "statistic": c.statistic,
-            "unit": c.unit, "config": c.config, "checks": ", ".join(c.checks if checks is None else checks),
+            "unit": c.unit, "config": c.config, "checks": CHECK_SEP.join(c.checks if checks is None else checks),
             "group": group,
             "our_value": finite(est.value) if est else None, "ci_low": finite(lo), "ci_high": finite(hi),
             "ci_level": level, "n": est.n if est else None, "n_groups": n_groups,
@@ -164,7 +166,7 @@ def evaluate_claim(c: Claim, facts: Facts | None, checks: dict[str, dict] | None
         grows.append({"id": c.id, "paper": c.paper, "kind": c.kind, "group": g.label, "value": finite(e.value),
                       "ci_low": finite(lo), "ci_high": finite(hi), "ci_level": level, "ci_low_adj": finite(e.lo_adj),
                       "ci_high_adj": finite(e.hi_adj), "ci_level_adj": e.level_adj, "n": e.n,
-                      "planned_n": c.plan.cell(g.label) if c.plan else "", "checks": ", ".join(rests_on[g.label]),
+                      "planned_n": c.plan.cell(g.label) if c.plan else "", "checks": CHECK_SEP.join(rests_on[g.label]),
                       "magnitude_verdict": mv, "direction_verdict": dv})
     if short:
         parts.append(f"not computed (fewer than {MIN_RUNS} runs or no value): " + ", ".join(short))
@@ -432,12 +434,23 @@ def counts_table(table: pl.DataFrame) -> str:
 def ungated_failures(findings_t: pl.DataFrame, checks_t: pl.DataFrame, groups_t: pl.DataFrame) -> list[str]:
     """Checks (lab checks and condition statements) that do not hold here and gate no
     compared group of any finding: a failing condition must say which verdicts it
-    withholds, else it is a finding about the emulator that nobody reads."""
+    withholds, else it is a finding about the emulator that nobody reads. A check whose
+    failing is one of its groups' (``check@group``) is gated only where a finding's group
+    names that group (or the whole check), not where it names another of its groups."""
     rows = [*checks_t.to_dicts(), *findings_t.filter(pl.col("kind") != "finding").to_dicts()]
-    rested = {k.strip().partition("@")[0] for ks in groups_t.filter(pl.col("kind") == "finding")["checks"]
-              .drop_nulls().to_list() for k in ks.split(",") if k.strip()}
-    return sorted(r["id"] for r in rows
-                  if r["magnitude_verdict"] not in (NOT_REPRODUCIBLE, NO_DATA) and not holds(r) and r["id"] not in rested)
+    named = {k.strip() for ks in groups_t.filter(pl.col("kind") == "finding")["checks"].drop_nulls().to_list()
+             for k in ks.split(CHECK_SEP) if k.strip()}
+    out = []
+    for r in rows:
+        if r["magnitude_verdict"] in (NOT_REPRODUCIBLE, NO_DATA) or holds(r) or r["id"] in named:
+            continue
+        bad = [f"{r['id']}@{g['group']}" for g in groups_t.filter((pl.col("id") == r["id"]) & (pl.col("kind") != "finding"))
+               .to_dicts() if g["magnitude_verdict"] not in (NOT_REPRODUCIBLE, NO_DATA) and not holds(g)]
+        if bad:
+            out += [k for k in bad if k not in named]
+        elif not any(k.partition("@")[0] == r["id"] for k in named):
+            out.append(r["id"])
+    return sorted(out)
 
 
 def independent(table: pl.DataFrame) -> pl.DataFrame:

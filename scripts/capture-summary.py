@@ -5,14 +5,20 @@ percentile) with and without the run's own work, and the runs repeated after a s
 
     .venv/bin/python scripts/capture-summary.py data/reference [--check]
 
---check: exit 1 unless every run names one commit and, in every campaign, the host's
-busy share less the run's own has a median below 5 % and a 90th percentile below 20 %
-(issue 40's quiet host).
+--check: exit 1 unless the runs capture alike and, in every campaign, the host's busy share
+less the run's own has a median below 5 % and a 90th percentile below 20 % (issue 40's quiet
+host). Alike: every run names one commit or, where a later commit added runs (a supplement
+when a scale grew), every configuration's runs have one fingerprint (``fingerprint``: link
+profiles and emulator settings, sysctls, MPTCP endpoints, routes' metrics, the linkem and
+congestion-control builds, kernel and tools) whatever commit they name: the supplement ran
+the same experiment, only more of it.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -29,6 +35,47 @@ def runs(folder: Path) -> pl.DataFrame:
     t = pl.concat(parts, how="diagonal_relaxed")
     done = [json.loads(m).get("finished_at") if m else None for m in t["meta_json"].to_list()]
     return t.with_columns(finished_at=pl.Series(done, dtype=pl.Utf8))
+
+
+def fingerprint(meta: dict) -> str:
+    """What a run's experiment was, from its meta.json, without what differs between runs of one
+    configuration (seed, repetition, times, namespace names, counters, the commit itself)."""
+    paths = {p: {k: v.get(k) for k in ("profile", "down", "up", "emulator", "client_addr", "server_addr")}
+             for p, v in (meta.get("paths") or {}).items()}
+    mp = {side: {k: v.get(k) for k in ("endpoints", "limits")} for side, v in (meta.get("mptcp_config") or {}).items()}
+    keep = {k: meta.get(k) for k in ("campaign", "scenario", "mode", "transport", "congestion_control", "scheduler",
+                                     "path_manager", "primary_path", "workload", "size_bytes", "duration_s", "scale",
+                                     "link_profiles", "sysctls_applied", "route_metrics", "snaplen")}
+    return _digest({**keep, "paths": paths, "mptcp": mp, "toolchain": toolchain(meta)})
+
+
+def toolchain(meta: dict) -> str:
+    """The builds (linkem, congestion controls), kernel and tools a run ran with."""
+    builds = {k: v for k, v in (meta.get("builds") or {}).items() if k != "host"}
+    tools = {k: v for k, v in (meta.get("tools") or {}).items() if k != "repo_commit"}
+    kernel = ((meta.get("kernel") or {}).get("kernel") or {}).get("release")
+    return _digest({"builds": builds, "tools": tools, "kernel": kernel})
+
+
+def _digest(doc: dict) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def unlike(t: pl.DataFrame) -> list[str]:
+    """The configurations whose runs name more than one commit and do not capture alike."""
+    if len(set(t["repo_commit"].drop_nulls())) <= 1:
+        return []
+    cfg = [re.sub(r"_r\d+$", "", r) for r in t["run_id"].to_list()]
+    metas = [json.loads(m) if m else {} for m in t["meta_json"].to_list()]
+    seen = pl.DataFrame({"campaign": t["campaign"], "cfg": cfg, "commit": t["repo_commit"],
+                         "fp": [fingerprint(m) for m in metas], "tc": [toolchain(m) for m in metas]})
+    out = [f"{c}: its runs name {n} commits and ran with different builds, kernel or tools (meta.json)"
+           for c, n in seen.group_by("campaign").agg(pl.col("commit").n_unique(), pl.col("tc").n_unique().alias("k"))
+           .filter((pl.col("commit") > 1) & (pl.col("k") > 1)).select("campaign", "commit").sort("campaign").iter_rows()]
+    bad = seen.group_by("campaign", "cfg").agg(pl.col("fp").n_unique().alias("fps"), pl.col("commit").n_unique()
+                                                .alias("commits")).filter((pl.col("fps") > 1) & (pl.col("commits") > 1))
+    return out + [f"{c}/{k}: its runs name {n} commits and differ in their experiment (meta.json)"
+                  for c, k, _, n in bad.sort("campaign", "cfg").iter_rows()]
 
 
 def _mptcp(t: pl.DataFrame) -> str:
@@ -50,8 +97,9 @@ def table(t: pl.DataFrame) -> tuple[str, list[str]]:
             "|---|---|---|---|---|---|---|---|---|"]
     bad = []
     commits = sorted(set(t["repo_commit"].drop_nulls()))
-    if len(commits) != 1:
-        bad.append(f"the runs name {len(commits)} commits: {', '.join(c[:7] for c in commits)}")
+    if not commits:
+        bad.append("no run names its commit")
+    bad += unlike(t)
     for camp in sorted(set(t["campaign"])):
         c = t.filter(pl.col("campaign") == camp)
         start = c["started_at"].str.to_datetime(time_zone="UTC").min()
@@ -72,7 +120,7 @@ def table(t: pl.DataFrame) -> tuple[str, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", type=Path, help="a folder of per-campaign table folders (data/reference)")
-    ap.add_argument("--check", action="store_true", help="exit 1 unless one commit and a quiet host")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless the runs capture alike and the host was quiet")
     a = ap.parse_args(argv)
     text, bad = table(runs(a.folder))
     print(text)

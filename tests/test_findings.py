@@ -224,7 +224,7 @@ def test_a_group_is_judged_only_where_its_conditions_hold():
     row, grows = evaluate_claim(c, object(), {"cond-4mb": ok, "cond-8mb": bad})
     assert row["magnitude_verdict"] == AGREE and row["n_groups"] == 1 and row["group"] == "4 MB"
     assert "8 MB: cond-8mb (disagree: ours 300 ms)" == row["not_comparable_groups"]
-    assert "not comparable" in row["reason"] and row["checks"] == "cond-4mb, cond-8mb"
+    assert "not comparable" in row["reason"] and row["checks"] == "cond-4mb; cond-8mb"
     assert [(g["group"], g["magnitude_verdict"], g["checks"]) for g in grows] == [
         ("4 MB", AGREE, "cond-4mb"), ("8 MB", NOT_COMPARABLE, "cond-8mb")]
     # every group's condition fails (or is unknown): not comparable, our value kept
