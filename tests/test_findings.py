@@ -632,3 +632,29 @@ def test_fresh_capture_gives_a_verdict_with_an_interval(tmp_path):
         pytest.skip(f"the host stalled the link emulator in {len(status['stalled'])} runs: too few for a verdict")
     assert row["n"] >= MIN_RUNS and row["magnitude_verdict"] in COMPUTED
     check_rows([row])
+
+
+def test_a_check_failing_in_one_group_is_gated_only_where_that_group_is_named():
+    """ungated_failures: a check whose failing is one of its groups' (check@group) counts as
+    gated where a finding's group names that group or the whole check, not another of its
+    groups; the ids are joined with CHECK_SEP, as a group's label may hold ", "."""
+    from findings.evaluate import CHECK_SEP, ungated_failures
+    ok = {"magnitude_verdict": AGREE, "direction_verdict": NO_DIRECTION}
+    bad = {"magnitude_verdict": DISAGREE, "direction_verdict": NO_DIRECTION}
+    checks = pl.DataFrame([{"id": "lab-x", "kind": "lab check", **bad}])
+    findings_t = pl.DataFrame([{"id": "claim", "kind": "finding", **ok}])
+
+    def groups(named: str) -> pl.DataFrame:
+        return pl.DataFrame([
+            {"id": "lab-x", "kind": "lab check", "group": "maps, P1", "checks": "", **bad},
+            {"id": "lab-x", "kind": "lab check", "group": "netflix, P1", "checks": "", **ok},
+            {"id": "claim", "kind": "finding", "group": "g", "checks": named, **ok}])
+    assert ungated_failures(findings_t, checks, groups("lab-x@netflix, P1")) == ["lab-x@maps, P1"]
+    assert ungated_failures(findings_t, checks, groups(CHECK_SEP.join(["lab-y", "lab-x@maps, P1"]))) == []
+    assert ungated_failures(findings_t, checks, groups("lab-x")) == []
+    # a whole check failing with no failing group is gated by any of its groups
+    checks_ok_groups = pl.DataFrame([
+        {"id": "lab-x", "kind": "lab check", "group": "maps, P1", "checks": "", **ok},
+        {"id": "claim", "kind": "finding", "group": "g", "checks": "lab-x@maps, P1", **ok}])
+    assert ungated_failures(findings_t, checks, checks_ok_groups) == []
+    assert ungated_failures(findings_t, checks, checks_ok_groups.with_columns(checks=pl.lit(""))) == ["lab-x"]
