@@ -511,6 +511,18 @@ def expand(doc: dict, base_dir: Path | None = None, scale: str | None = None,
     return specs
 
 
+def matrix_run_id(configuration: str, repetition: int) -> str:
+    """A matrix run's id: its configuration (scenario, mode, workload, primary path) and
+    repetition; ``configuration`` undoes it."""
+    return f"{configuration}_r{repetition}"
+
+
+def configuration(run_id: str) -> str:
+    """The configuration part of a matrix run's id (``matrix_run_id``): runs of one configuration
+    differ only in their repetition (and seed)."""
+    return run_id.rsplit("_r", 1)[0]
+
+
 def _scenario_links(doc: dict, base: Path | None) -> dict[str, dict]:
     """Per scenario what its runs share: its paths' link profiles (resolved against the
     campaign's profiles file) and their names, its sysctl parameters and sysctls (over
@@ -607,7 +619,7 @@ def _matrix_runs(doc: dict, spec, seed: int, cc: str) -> list[RunSpec]:
                     for wl, size, dur in sc_wls:
                         tag = workload_tag(wl, size, dur)
                         for rep in range(1, _repetitions(doc, scd, tag) + 1):
-                            specs.append(spec(f"{sc}_{mtag}_{tag}_{prim}_r{rep}", sc, mode=mode, workload=wl,
+                            specs.append(spec(matrix_run_id(f"{sc}_{mtag}_{tag}_{prim}", rep), sc, mode=mode, workload=wl,
                                               size_bytes=size, duration_s=dur, primary_path=prim,
                                               repetition=rep, seed=seed, congestion_control=c,
                                               force_tbf=doc.get("force_tbf", False)))

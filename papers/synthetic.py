@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from capture.spec import RunSpec, direction, expand, load
+from capture.spec import RunSpec, configuration, direction, expand, load, matrix_run_id
 from pipeline import store
 from pipeline.schema import TABLES, conform, empty
 from pipeline.tables import meta_tables_of
@@ -98,7 +98,7 @@ class Builder:
     def spec_run(self, s: RunSpec, rep: int, latency_ms=None) -> str:
         """One run of a campaign's RunSpec (repetition ``rep``): its tables, from its links."""
         rng = self.rng
-        run_id = s.run_id.rsplit("_r", 1)[0] + f"_r{rep}"
+        run_id = matrix_run_id(configuration(s.run_id), rep)
         paths = s.paths
         if s.mptcp and s.primary_path in paths:
             paths = [s.primary_path] + [p for p in paths if p != s.primary_path]
@@ -196,7 +196,7 @@ class Builder:
             if reps is None:
                 self.spec_run(s, s.repetition, latency_ms)
                 continue
-            key = s.run_id.rsplit("_r", 1)[0]
+            key = configuration(s.run_id)
             if key in seen:
                 continue
             seen.add(key)

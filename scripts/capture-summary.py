@@ -18,11 +18,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import sys
 from pathlib import Path
 
 import polars as pl
+
+from capture.spec import configuration
 
 QUIET_MEDIAN, QUIET_P90 = 5.0, 20.0
 
@@ -62,20 +63,22 @@ def _digest(doc: dict) -> str:
 
 
 def unlike(t: pl.DataFrame) -> list[str]:
-    """The configurations whose runs name more than one commit and do not capture alike."""
-    if len(set(t["repo_commit"].drop_nulls())) <= 1:
+    """Where runs naming more than one commit did not capture alike: a campaign whose runs
+    ran with different builds, kernel or tools, and a configuration whose runs differ in
+    their experiment."""
+    if t["repo_commit"].drop_nulls().n_unique() <= 1:
         return []
-    cfg = [re.sub(r"_r\d+$", "", r) for r in t["run_id"].to_list()]
     metas = [json.loads(m) if m else {} for m in t["meta_json"].to_list()]
-    seen = pl.DataFrame({"campaign": t["campaign"], "cfg": cfg, "commit": t["repo_commit"],
-                         "fp": [fingerprint(m) for m in metas], "tc": [toolchain(m) for m in metas]})
-    out = [f"{c}: its runs name {n} commits and ran with different builds, kernel or tools (meta.json)"
-           for c, n in seen.group_by("campaign").agg(pl.col("commit").n_unique(), pl.col("tc").n_unique().alias("k"))
-           .filter((pl.col("commit") > 1) & (pl.col("k") > 1)).select("campaign", "commit").sort("campaign").iter_rows()]
-    bad = seen.group_by("campaign", "cfg").agg(pl.col("fp").n_unique().alias("fps"), pl.col("commit").n_unique()
-                                                .alias("commits")).filter((pl.col("fps") > 1) & (pl.col("commits") > 1))
-    return out + [f"{c}/{k}: its runs name {n} commits and differ in their experiment (meta.json)"
-                  for c, k, _, n in bad.sort("campaign", "cfg").iter_rows()]
+    seen = pl.DataFrame({"campaign": t["campaign"], "cfg": [configuration(r) for r in t["run_id"].to_list()],
+                         "commit": t["repo_commit"], "fp": [fingerprint(m) for m in metas],
+                         "tc": [toolchain(m) for m in metas]})
+    differ = (pl.col("commit").n_unique() > 1) & (pl.col("kinds").n_unique() > 1)  # over one group's runs
+    camps = seen.rename({"tc": "kinds"}).group_by("campaign").agg(differ.alias("bad"), pl.col("commit").n_unique())
+    cfgs = seen.rename({"fp": "kinds"}).group_by("campaign", "cfg").agg(differ.alias("bad"), pl.col("commit").n_unique())
+    return ([f"{c}: its runs name {n} commits and ran with different builds, kernel or tools (meta.json)"
+             for c, _, n in camps.filter("bad").sort("campaign").iter_rows()]
+            + [f"{c}/{k}: its runs name {n} commits and differ in their experiment (meta.json)"
+               for c, k, _, n in cfgs.filter("bad").sort("campaign", "cfg").iter_rows()])
 
 
 def _mptcp(t: pl.DataFrame) -> str:
