@@ -28,6 +28,11 @@ class Paper:
     # the figures its notebook draws (labfig.charts.render's names, the manifest's): the
     # report test finds each drawn on the paper's page, and no table in a chart's place
     figures: tuple[str, ...] = ()
+    # the most samples per group a capture of this lab can give the paper's claims, where
+    # fewer than papers.coverage.BUDGET runs (its reason in max_n_reason): a plan beyond is
+    # undecidable here
+    max_n: int | None = None
+    max_n_reason: str = ""
 
     @property
     def folder(self) -> Path:
@@ -65,7 +70,9 @@ PAPERS: dict[str, Paper] = {p.id: p for p in (
     Paper("deng", "Deng et al., IMC 2014: WiFi, LTE, or both?",
           "Deng et al., IMC 2014", "deng-imc2014-wifi-lte-or-both.txt",
           figures=("tcp_vs_mptcp_per_size", "primary_rel_diff_cdf", "throughput_over_time",
-                   "cc_and_network_rel_diff_cdf", "backup_mode", "claims")),
+                   "cc_and_network_rel_diff_cdf", "backup_mode", "claims"),
+          max_n=10, max_n_reason="Deng's medians are over locations (each location's median over its runs), and the "
+          "lab emulates 10 locations (papers/deng/profiles.yaml): more runs do not give a location median more samples"),
     Paper("ditg", "MPTCP latency for cloud applications (D-ITG over Dummynet)",
           "the D-ITG cloud-latency study", "mptcp-cloud-latency-ditg.txt",
           figures=("fig3_equal_rtt", "fig4_asymmetric_rtt", "fig5_10_vs_100_mbit", "fig6_8_loss",

@@ -8,10 +8,11 @@ groups: every compared group of every claim, as its measure returns it from
 ``data/reference``, gives one population per role:
 
 * its shape is the lab's: the group's runs standardised ((log) value − mean) ÷ sd, pooled
-  over every group of the same statistic kind, so a group of five runs stands for a
-  population of hundreds of values shaped like all the lab's groups of that kind (log
-  scale where every value is positive: times, rates, RTTs; additive where zeros occur:
-  shares, loss);
+  over the groups that measure the same thing (its *family*, papers/families.py: download
+  time, RTT, loss, share, ...; the paper's own groups of that family where they hold
+  MIN_POOL values, else all papers'), so a group of five runs stands for a population of
+  POP evenly spaced quantiles of those values (log scale where every value is positive:
+  times, rates, RTTs; additive where zeros occur: shares, loss);
 * its centre and spread are the group's (mean and sd of its (log) values); a group whose
   runs are identical is a population of that one value;
 * pooled counts (packets in order ÷ packets) are resampled as the runs are (rows).
@@ -24,11 +25,11 @@ intervals holding the truth is the coverage at ``n``. Shapes added to each popul
 * ``lab``: as built above;
 * ``ties``: two in five values equal to the median (a deterministic link's identical runs);
 * ``rare timeout``: values at the rate the pilot's runs lie more than 3x above their
-  group's median (``outlier_rates``: per paper, the reference's 1,938 distinct run values:
-  deng's locations 1 in 34, ditg's stalls 1 in 57; chen, cs244 and ferlin none, so there
-  the shape does not apply), each at the pilot's median such outlier (4.7x its group's
-  median);
-* ``stalled run``: likewise below a third of the median (at 0.11x);
+  group's median (``outlier_rates``: per paper and family; on the reference of 2026-11-30
+  chen's download times 0.94 %, deng's throughputs 4.2 %, ditg's latencies 0.66 %, none
+  in any RTT family, so there the shape does not apply), each at the pilot's median such
+  outlier (5.8x its group's median);
+* ``stalled run``: likewise below a third of the median (at 0.17x);
 * ``near the bound`` / ``near zero``: for a statistic with a bounded range (a share in %),
   the population shifted until its largest value is the upper bound (98.6, 97.1, ...
   100 %), or its smallest the lower one;
@@ -37,7 +38,9 @@ intervals holding the truth is the coverage at ``n``. Shapes added to each popul
 
 ``coverage_table`` gives, per statistic kind and shape, the worst and the mean coverage
 over the groups of that kind; ``planned_n`` the smallest n at which a group is covered at
-``LEVEL_MIN`` on every shape and its expected interval can decide against its band.
+``LEVEL_MIN`` on every shape and its expected interval can decide against its band (a
+coverage within two standard errors of LEVEL_MIN drawn again on five times the samples:
+tests/test_plan_stability.py).
 
     python -m papers coverage --db results/lab.duckdb [--n 5] [--sims 400] [--candidates]
 
@@ -73,11 +76,13 @@ from findings.measure import Facts
 from findings.stats import LEVEL, MIN_RUNS, Stat, t_quantile
 
 from . import PAPERS
+from .families import family
 from .registry import all_claims
 
 LEVEL_MIN = 0.93  # the coverage every method must keep (issue 41)
 SIMS = 400
 RESAMPLES = 500  # per interval: enough for the bootstrap's tails at this level
+MIN_POOL = 100  # standardised run values a paper's own shape of a family needs (else: the family's over all papers)
 POP = 2100  # values per smooth population: the rarest outlier rate (about 1 in 230) at least 9 times
 
 
@@ -145,7 +150,8 @@ class Population:
     roles: dict[str, np.ndarray]  # role -> population values (rows for pooled counts)
     runs: dict[str, np.ndarray]  # role -> the group's own runs
     band: tuple[float, float] | None  # the paper's band this group is judged against (None: direction only)
-    outliers: Outliers  # its paper's rates of far-out runs (the rare-timeout and stalled-run shapes)
+    outliers: Outliers  # its paper's rates of far-out runs in its family (the rare-timeout and stalled-run shapes)
+    family: str = ""  # what its runs measure (papers.families): whose shapes and rates it takes
 
 
 def _standardised(v: np.ndarray, log: bool) -> np.ndarray | None:
@@ -188,36 +194,38 @@ def _groups(claims: list[Claim], facts: Facts) -> list[tuple]:
             roles = {k: np.asarray(v, dtype=float) for k, v in g.samples.items()}
             if roles and min(len(v) for v in roles.values()) >= MIN_RUNS:
                 b = g.number.band if g.number is not None else c.band
-                out.append((c.id, c.paper, g.label, m.statistic, roles,
+                out.append((c.id, (c.paper, family(c)), g.label, m.statistic, roles,
                             (b.low, b.high) if b is not None else None))
     return out
 
 
-def outlier_rates(groups: list[tuple]) -> dict[str, Outliers]:
-    """Per paper, the share of its groups' positive run values more than OUTLIER_FACTOR
+def outlier_rates(groups: list[tuple]) -> dict[tuple[str, str], Outliers]:
+    """Per paper and family (what the runs measure, papers.families: a timeout lengthens a
+    64 KB download, not a mean RTT; an outage transfer's values are far out by design),
+    the share of its groups' positive run values more than OUTLIER_FACTOR
     from their group's median, above and below (each distinct set of values once: claims
-    share groups). A paper with none has none: its runs (1,215 values for chen) give no
+    share groups). A family with none has none: its runs (1,215 values for chen) give no
     ground for the shape (the rule of three's 3 / N was tried: at 4.7x, one value in 400
     moves a tight group's mean by many of its standard deviations, so no n up to 100
     covered any tight mean, whatever the runs did). The magnitudes are the lab's: the
     median outlier of all papers, in its group's medians (defaults: 5x and 0.2x when the
     pilot has none)."""
-    seen: set[bytes] = set()
-    n: dict[str, int] = {}
-    high: dict[str, int] = {}
-    low: dict[str, int] = {}
+    seen: set[tuple[tuple[str, str], bytes]] = set()
+    n: dict[tuple[str, str], int] = {}
+    high: dict[tuple[str, str], int] = {}
+    low: dict[tuple[str, str], int] = {}
     his: list[float] = []
     los: list[float] = []
-    for _, paper, _, _, roles, _ in groups:
+    for _, key, _, _, roles, _ in groups:
         for v in roles.values():
-            if v.ndim != 1 or not (v > 0).all() or v.tobytes() in seen:
+            if v.ndim != 1 or not (v > 0).all() or (key, v.tobytes()) in seen:
                 continue
-            seen.add(v.tobytes())
+            seen.add((key, v.tobytes()))
             med = float(np.median(v))
-            n[paper] = n.get(paper, 0) + len(v)
+            n[key] = n.get(key, 0) + len(v)
             hi, lo = v[v > OUTLIER_FACTOR * med], v[v < med / OUTLIER_FACTOR]
-            high[paper] = high.get(paper, 0) + len(hi)
-            low[paper] = low.get(paper, 0) + len(lo)
+            high[key] = high.get(key, 0) + len(hi)
+            low[key] = low.get(key, 0) + len(lo)
             his += list(hi / med)
             los += list(lo / med)
     mh = float(np.median(his)) if his else 5.0
@@ -225,34 +233,48 @@ def outlier_rates(groups: list[tuple]) -> dict[str, Outliers]:
     return {p: Outliers(high[p] / n[p], low[p] / n[p], mh, ml, n[p]) for p in n}
 
 
+def _quantiles(zs: list[np.ndarray]) -> np.ndarray:
+    """POP evenly spaced quantiles of the pooled standardised values: a shape that moves
+    by little when a group is added (a random draw from the pool, as before, re-drew every
+    population whenever any group changed: the planner's instability, docs/findings.md)."""
+    return np.quantile(np.concatenate(zs), (np.arange(POP) + 0.5) / POP)
+
+
 def populations(claims: list[Claim], facts: Facts) -> list[Population]:
     """A population per role of every compared group of every computed claim with at
     least MIN_RUNS runs per role (module doc). ``design`` statistics are exact (their
-    interval is the value) and left out."""
+    interval is the value) and left out. Shapes are pooled per family (what the runs
+    measure, whatever statistic a claim takes of them): the paper's own where its groups
+    of the family hold MIN_POOL values, else the family's over all papers; outlier rates per
+    paper and family."""
     groups = _groups(claims, facts)
     rates = outlier_rates(groups)
-    pooled: dict[tuple[str, bool], list[np.ndarray]] = {}
-    for *_, st, roles, _ in groups:
+    pooled: dict[tuple, list[np.ndarray]] = {}
+    seen: set[bytes] = set()
+    for _, (paper, fam), _, _, roles, _ in groups:
         for v in roles.values():
-            if v.ndim == 1:
+            if v.ndim == 1 and v.tobytes() not in seen:  # each distinct set of runs once: claims share groups
+                seen.add(v.tobytes())
                 log = bool((v > 0).all())
                 z = _standardised(v, log)
                 if z is not None:
-                    pooled.setdefault((st.kind, log), []).append(z)
-    rng = np.random.default_rng(2015)
-    shape = {k: rng.choice(np.concatenate(zs), POP) for k, zs in pooled.items()}
+                    pooled.setdefault((fam, log), []).append(z)
+                    pooled.setdefault((paper, fam, log), []).append(z)
+    shape = {k: _quantiles(zs) for k, zs in pooled.items()}
+    size = {k: sum(len(z) for z in zs) for k, zs in pooled.items()}
     none = Outliers(0.0, 0.0, 1.0, 1.0, 0)
     out = []
-    for cid, paper, label, st, roles, band in groups:
+    for cid, key, label, st, roles, band in groups:
         pop = {}
         for k, v in roles.items():
             if v.ndim != 1:
                 pop[k] = v
                 continue
             log = bool((v > 0).all())
-            z = shape.get((st.kind, log))
+            own = (*key, log)
+            z = shape.get(own if size.get(own, 0) >= MIN_POOL else (key[1], log))
             pop[k] = _smooth(v, z, log, _bounds(st)) if z is not None else v
-        out.append(Population(cid, label, st, pop, roles, band, rates.get(paper, none)))
+        out.append(Population(cid, label, st, pop, roles, band, rates.get(key, none), key[1]))
     return out
 
 
@@ -351,23 +373,38 @@ def _width_at(n: int, n0: int, w0: float) -> float:
     return w0 * (t_quantile(q, n - 1) / math.sqrt(n)) / (t_quantile(q, n0 - 1) / math.sqrt(n0))
 
 
-def planned_n(p: Population, budget: int = PLAN_NS[-1], sims: int = SIMS) -> int | None:
+MORE_SIMS = 5  # a coverage within two of its standard errors of LEVEL_MIN is drawn again this many times as often
+
+
+def _holds(p: Population, n: int, shape: str, sims: int, seed: int, first: float | None = None) -> bool:
+    """Whether ``p`` is covered at LEVEL_MIN at ``n`` on ``shape``: from ``sims`` draws
+    (``first``: their coverage, already drawn) where it is clearly above or below (two
+    standard errors of a coverage from ``sims`` draws: about ± 2.6 points at 400), else
+    from MORE_SIMS times as many. Why: a coverage near LEVEL_MIN passed or failed with the
+    draws, so plans on nearly the same data flipped between 10 runs and undecidable."""
+    edge = 2 * math.sqrt(LEVEL_MIN * (1 - LEVEL_MIN) / sims)
+    cov = first if first is not None else coverage(p, n, shape, sims, seed, need=LEVEL_MIN - edge)[0]
+    if abs(cov - LEVEL_MIN) >= edge:
+        return cov >= LEVEL_MIN
+    return coverage(p, n, shape, MORE_SIMS * sims, seed, need=LEVEL_MIN)[0] >= LEVEL_MIN
+
+
+def planned_n(p: Population, budget: int = PLAN_NS[-1], sims: int = SIMS, seed: int = 0) -> int | None:
     """The smallest n of PLAN_NS (up to ``budget``) at which ``p``'s expected interval can
     decide (``decides``: the lab shape's median width) and it is covered at LEVEL_MIN on
-    every shape that applies; None: not within the budget (undecidable here). An n whose
-    width, scaled from the smallest n's as t(n-1)/sqrt(n), is more than half as wide again
-    as deciding allows is skipped unsimulated (it would not decide)."""
+    every shape that applies (``_holds``); None: not within the budget (undecidable here).
+    An n whose width, scaled from the smallest n's as t(n-1)/sqrt(n), is more than half as
+    wide again as deciding allows is skipped unsimulated (it would not decide)."""
     first: tuple[int, float] | None = None
     for n in (k for k in PLAN_NS if k <= budget):
         if first is not None and not decides(p, _width_at(n, *first) / 1.5):
             continue
-        cov, width = coverage(p, n, "lab", sims)
+        cov, width = coverage(p, n, "lab", sims, seed)
         if first is None and math.isfinite(width) and width > 0:
             first = (n, width)
-        if not decides(p, width) or cov < LEVEL_MIN:
+        if not decides(p, width) or not _holds(p, n, "lab", sims, seed, cov):
             continue
-        if all(coverage(p, n, sh, sims, need=LEVEL_MIN)[0] >= LEVEL_MIN
-               for sh in SHAPES if sh != "lab" and applies(p, sh)):
+        if all(_holds(p, n, sh, sims, seed) for sh in SHAPES if sh != "lab" and applies(p, sh)):
             return n
     return None
 
@@ -400,9 +437,9 @@ def shortfalls(claims: list[Claim], facts: Facts) -> list[str]:
 _POPS: list[Population] = []  # the populations a forked worker plans (their Stats hold lambdas: not picklable)
 
 
-def _plan_one(i_sims: tuple[int, int]) -> int | None:
-    i, sims = i_sims
-    return planned_n(_POPS[i], sims=sims)
+def _plan_one(i_sims_seed: tuple[int, int, int]) -> int | None:
+    i, sims, seed = i_sims_seed
+    return planned_n(_POPS[i], sims=sims, seed=seed)
 
 
 def same_group(p: Population) -> tuple | None:
@@ -415,7 +452,7 @@ def same_group(p: Population) -> tuple | None:
             tuple((k, v.tobytes()) for k, v in sorted(p.runs.items())), p.outliers)
 
 
-def plan_all(pops: list[Population], sims: int = SIMS, jobs: int = 1) -> list[int | None]:
+def plan_all(pops: list[Population], sims: int = SIMS, jobs: int = 1, seed: int = 0) -> list[int | None]:
     """``planned_n`` of every population (up to the largest PLAN_NS), on ``jobs`` forked
     processes, each distinct group once (claims share groups: same statistic, runs and band)."""
     global _POPS
@@ -426,7 +463,7 @@ def plan_all(pops: list[Population], sims: int = SIMS, jobs: int = 1) -> list[in
     done: dict[int, int | None] = {}
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(max(1, jobs)) as pool:
-        for k, (i, n) in enumerate(zip(todo, pool.imap(_plan_one, [(i, sims) for i in todo]))):
+        for k, (i, n) in enumerate(zip(todo, pool.imap(_plan_one, [(i, sims, seed) for i in todo]))):
             done[i] = n
             print(f"\rplanned {k + 1} of {len(todo)} distinct groups", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
@@ -434,8 +471,8 @@ def plan_all(pops: list[Population], sims: int = SIMS, jobs: int = 1) -> list[in
 
 
 def _write_plans(pops: list[Population], a: argparse.Namespace) -> None:
-    ns = plan_all(pops, a.sims, a.jobs)
-    rows = [{"claim": p.claim, "group": p.group, "kind": p.stat.kind, "text": p.stat.text,
+    ns = plan_all(pops, a.sims, a.jobs, a.seed)
+    rows = [{"claim": p.claim, "group": p.group, "kind": p.stat.kind, "text": p.stat.text, "family": p.family,
              "runs": min(len(v) for v in p.runs.values()),
              "band": "" if p.band is None else f"[{p.band[0]:g}, {p.band[1]:g}]",
              "outliers": f"{p.outliers.high_rate:.4f} / {p.outliers.low_rate:.4f}",
@@ -454,7 +491,8 @@ def _write_plans(pops: list[Population], a: argparse.Namespace) -> None:
             by_paper.setdefault(paper_of[r["claim"]], {}).setdefault(r["claim"], {})[r["group"]] = (
                 None if r["planned_n"] == "" else int(r["planned_n"]))
         for paper, ps in by_paper.items():
-            print(f"wrote {plans.write(PAPERS[paper].folder, ps, a.budget, a.plan)}")
+            budget = min(a.budget, PAPERS[paper].max_n or a.budget)  # Paper.max_n: fewer samples than runs
+            print(f"wrote {plans.write(PAPERS[paper].folder, ps, budget, a.plan)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -471,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=BUDGET, help="most runs per group a capture may give a claim; a "
                     "group needing more is undecidable here (default: %(default)s)")
     ap.add_argument("--jobs", type=int, default=1, help="processes for --plan (default: %(default)s)")
+    ap.add_argument("--seed", type=int, default=0, help="the simulation's seed for --plan/--planned (the plans do not "
+                    "hang on it: tests/test_plan_stability.py; default: %(default)s)")
     ap.add_argument("--check-plans", action="store_true",
                     help="list the groups of --db with fewer runs than planned (exit 1 if any): on a synthetic "
                          "database of the standard scale (python -m papers.synthetic OUT.duckdb chen,cs244,deng,ditg,ferlin "

@@ -4,9 +4,6 @@ with ties, rare timeouts and stalled runs added (at each paper's own rate), cove
 93 % at the n each group's plan asks (papers/<paper>/planned_n.yaml). (tests/test_interval_coverage.py checks the methods on textbook shapes.)"""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -15,21 +12,12 @@ from findings.measure import Facts
 from papers.coverage import LEVEL_MIN, SHAPES, applies, coverage, populations, same_group
 from papers.registry import all_claims
 
-ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "data" / "reference"
 SIMS = 100  # per group and shape
 
 
 @pytest.fixture(scope="module")
-def pops(tmp_path_factory):
-    dirs = sorted({p.parent for p in REFERENCE.rglob("runs.parquet")})
-    if not dirs:
-        pytest.skip("data/reference/ has no reference tables")
-    db = tmp_path_factory.mktemp("cov") / "reference.duckdb"
-    r = subprocess.run([sys.executable, "-m", "pipeline", "load", *map(str, dirs), "--db", str(db)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
-    con = duckdb.connect(str(db), read_only=True)
+def pops(reference_db):
+    con = duckdb.connect(str(reference_db), read_only=True)
     try:
         return populations(all_claims(), Facts(con))
     finally:
