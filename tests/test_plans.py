@@ -56,4 +56,4 @@ def test_the_standard_scale_runs_every_plan(tmp_path):
         short = shortfalls(claims, Facts(con))
     finally:
         con.close()
-    assert "chen-4g-rtt-inflation / Table 6, Verizon, 8 MB: 5 runs, planned 10" in short and len(short) > 20
+    assert "chen-path-loss-cell / Table 2, AT&T, 2 MB: 5 runs, planned 20" in short and len(short) > 20
