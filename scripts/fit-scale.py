@@ -20,8 +20,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import duckdb
+
+from findings.measure import Facts
+from papers import PAPERS
+from papers.coverage import shortfalls
+from papers.registry import all_claims
+from papers.synthetic import build
 
 TRY = (5, 8, 10, 15, 20)
 BY_WORKLOAD = re.compile(r"repetitions_by_workload: \{([^}]*)\}")
@@ -57,14 +62,6 @@ def knobs(lines: list[str]) -> list[tuple[int, int, int, str]]:
 
 def short(paper: str, text: str) -> list[str]:
     """The planned groups a capture of ``text`` (the paper's campaign.yaml) leaves short."""
-    import duckdb
-
-    from findings.measure import Facts
-    from papers import PAPERS
-    from papers.coverage import shortfalls
-    from papers.registry import all_claims
-    from papers.synthetic import build
-
     f = PAPERS[paper].campaign_file
     saved = f.read_text()
     f.write_text(text)  # the synthetic builder reads the campaign from its folder
@@ -81,8 +78,6 @@ def short(paper: str, text: str) -> list[str]:
 
 
 def fit(paper: str, dry_run: bool) -> list[str]:
-    from papers import PAPERS
-
     f = PAPERS[paper].campaign_file
     lines = f.read_text().splitlines(keepends=True)
     if short(paper, "".join(lines)):
