@@ -204,7 +204,7 @@ def outlier_rates(groups: list[tuple]) -> dict[tuple[str, str], Outliers]:
     64 KB download, not a mean RTT; an outage transfer's values are far out by design),
     the share of its groups' positive run values more than OUTLIER_FACTOR
     from their group's median, above and below (each distinct set of values once: claims
-    share groups). A family with none has none: its runs (1,215 values for chen) give no
+    share groups). A family with none has none: its runs (2,052 RTT values for chen) give no
     ground for the shape (the rule of three's 3 / N was tried: at 4.7x, one value in 400
     moves a tight group's mean by many of its standard deviations, so no n up to 100
     covered any tight mean, whatever the runs did). The magnitudes are the lab's: the
