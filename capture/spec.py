@@ -461,13 +461,22 @@ def validate(doc, source: str = "campaign", base_dir: Path | None = None, scale:
 def load(path: str | Path, scale: str | None = None) -> dict:
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise CampaignError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+        text = path.read_text()
     except UnicodeDecodeError:
         raise CampaignError(f"{path}: not a text file (a campaign is YAML)") from None
     except OSError as e:
         raise CampaignError(f"{path}: {e.strerror}") from None
+    return parse(text, path, scale)
+
+
+def parse(text: str, path: str | Path, scale: str | None = None) -> dict:
+    """A campaign's YAML ``text`` read as if it were the file ``path``: its profiles and
+    traces resolve beside ``path`` (a trial of an edited campaign needs no file)."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise CampaignError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
     return validate(doc, str(path), base_dir=path.resolve().parent, scale=scale)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from capture.spec import RunSpec, configuration, direction, expand, load, matrix_run_id
+from capture.spec import RunSpec, configuration, direction, expand, load, matrix_run_id, parse
 from pipeline import store
 from pipeline.schema import TABLES, conform, empty
 from pipeline.tables import meta_tables_of
@@ -90,8 +90,11 @@ def split(s: RunSpec, paths: list[str], links: dict) -> tuple[dict[str, float], 
 
 
 class Builder:
-    def __init__(self, seed: int = 7):
+    def __init__(self, seed: int = 7, campaigns: dict[str, str] | None = None):
+        """``campaigns``: a paper's campaign YAML text to use instead of its campaign.yaml
+        (scripts/fit-scale.py tries edited scales without writing the file)."""
         self.rng = random.Random(seed)
+        self.campaigns = campaigns or {}
         self.rows: dict[str, list[dict]] = {t: [] for t in TABLES}
         self.t0 = 1_700_000_000.0
 
@@ -191,8 +194,10 @@ class Builder:
         times; ``reps`` None: each as often as the campaign runs it (its repetitions, per
         scenario and workload: what a capture at that scale gives each claim's groups)."""
         f = paper_dir / "campaign.yaml"
+        text = self.campaigns.get(paper_dir.name)
+        doc = load(f, scale) if text is None else parse(text, f, scale)
         seen = set()
-        for s in expand(load(f, scale), base_dir=f.parent, scale=scale):
+        for s in expand(doc, base_dir=f.parent, scale=scale):
             if reps is None:
                 self.spec_run(s, s.repetition, latency_ms)
                 continue
@@ -213,10 +218,12 @@ class Builder:
         return store.write_duckdb(frames, path)
 
 
-def build(path: Path, papers: tuple[str, ...] | None = None, reps: int | None = 5) -> Path:
+def build(path: Path, papers: tuple[str, ...] | None = None, reps: int | None = 5,
+          campaigns: dict[str, str] | None = None) -> Path:
     """Write a synthetic database of ``papers`` (default: every paper) to ``path``; ``reps``
-    None: each run as often as its campaign's standard scale runs it."""
-    b = Builder()
+    None: each run as often as its campaign's standard scale runs it; ``campaigns``: a
+    paper's campaign text in place of its campaign.yaml."""
+    b = Builder(campaigns=campaigns)
     for p in (PAPERS if papers is None else papers):
         PAPERS[p].module("synthetic").runs(b, reps)
     b.rows["problems"].append(dict(run_id="synthetic-example", source="client.pcap", stage="extract",

@@ -62,19 +62,13 @@ def knobs(lines: list[str]) -> list[tuple[int, int, int, str]]:
 
 def short(paper: str, text: str) -> list[str]:
     """The planned groups a capture of ``text`` (the paper's campaign.yaml) leaves short."""
-    f = PAPERS[paper].campaign_file
-    saved = f.read_text()
-    f.write_text(text)  # the synthetic builder reads the campaign from its folder
-    try:
-        with tempfile.TemporaryDirectory() as d:
-            db = build(Path(d) / "s.duckdb", papers=(paper,), reps=None)
-            con = duckdb.connect(str(db), read_only=True)
-            try:
-                return shortfalls([c for c in all_claims() if c.paper == paper], Facts(con))
-            finally:
-                con.close()
-    finally:
-        f.write_text(saved)
+    with tempfile.TemporaryDirectory() as d:  # the trial text is read in place of the file: nothing is written
+        db = build(Path(d) / "s.duckdb", papers=(paper,), reps=None, campaigns={paper: text})
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return shortfalls([c for c in all_claims() if c.paper == paper], Facts(con))
+        finally:
+            con.close()
 
 
 def fit(paper: str, dry_run: bool) -> list[str]:

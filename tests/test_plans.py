@@ -1,7 +1,11 @@
 """Planned n (issue 41, findings.plans): written and read back, said in a verdict's reason."""
 from __future__ import annotations
 
+import duckdb
+
 from findings import plans
+from papers import PAPERS
+from papers.synthetic import build
 
 
 def test_a_plan_round_trips_and_says_what_it_asks(tmp_path):
@@ -35,12 +39,9 @@ def test_the_standard_scale_runs_every_plan(tmp_path):
     planned runs: counted on a synthetic database of that scale, each run as often as the
     campaign runs it (the groups are the claims' own, so a plan the capture would leave
     short shows here, before any capture)."""
-    import duckdb
-
     from findings.measure import Facts
     from papers.coverage import shortfalls
     from papers.registry import all_claims
-    from papers.synthetic import build
 
     db = build(tmp_path / "standard.duckdb", reps=None)
     con = duckdb.connect(str(db), read_only=True)
@@ -57,3 +58,27 @@ def test_the_standard_scale_runs_every_plan(tmp_path):
     finally:
         con.close()
     assert "chen-path-loss-cell / Table 2, AT&T, 2 MB: 5 runs, planned 20" in short and len(short) > 20
+
+
+def test_a_trial_scale_is_built_from_its_text_and_the_campaign_file_is_not_touched(tmp_path):
+    """scripts/fit-scale.py tries each lowered repetition count on a synthetic database
+    built from the edited campaign text (``build(..., campaigns=)``): the trial's runs
+    follow the text, and the paper's campaign.yaml is never written (a killed fit leaves
+    it as it was)."""
+    f = PAPERS["cs244"].campaign_file
+    before, stamp = f.read_text(), f.stat().st_mtime_ns
+    line = "      handover: {repetitions: 5}"
+    assert line in before
+    trial = before.replace(line, "      handover: {repetitions: 8}")
+
+    def handover_runs(db) -> int:
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return con.execute("SELECT count(*) FROM runs WHERE scenario = 'handover'").fetchone()[0]
+        finally:
+            con.close()
+
+    as_is = handover_runs(build(tmp_path / "a.duckdb", papers=("cs244",), reps=None))
+    tried = handover_runs(build(tmp_path / "b.duckdb", papers=("cs244",), reps=None, campaigns={"cs244": trial}))
+    assert as_is > 0 and tried == as_is * 8 // 5
+    assert f.read_text() == before and f.stat().st_mtime_ns == stamp
