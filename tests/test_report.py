@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jinja2
 import pytest
 import svgcheck
 
@@ -165,3 +166,15 @@ def test_run_issues_name_every_failed_repeated_left_out_and_incomplete_run(tmp_p
     assert rows == [{"campaign": "cs244", "study": "cs244", "run_id": "buf50k_MP-2_r1", "what": "failed",
                      "reason": "download incomplete: 1/2 bytes"}]
 
+
+
+def test_run_issues_are_counted_and_their_list_folded():
+    """The index says how many runs were repeated, left out or incomplete, and folds the
+    list (the reference has over a hundred) so the findings come next (issue 42)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(ROOT / "report"), autoescape=True)
+    issues = [{"campaign": "chen", "run_id": f"x_r{i}", "what": w, "reason": "why"}
+              for i, w in enumerate(("repeated", "left out", "repeated"))]
+    page = env.get_template("index.html.j2").render(issues=issues, data=[], notebooks=[], problems=[])
+    assert "<p>1 left out, 2 repeated.</p>" in page
+    folded = page.split("<summary>every one (3)</summary>", 1)[1].split("</details>", 1)[0]
+    assert folded.count("<code>x_r") == 3
