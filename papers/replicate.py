@@ -8,7 +8,10 @@ claim of the replicated papers, this compares its verdicts with the reference's.
 
 Each side is a database or a folder of per-campaign table folders (data/reference's
 layout, loaded into a temporary database); the papers judged are those with runs on both
-sides unless ``--papers`` names them.
+sides unless ``--papers`` names them, and of those only the ones whose replicate holds
+every run of its campaign's standard scale: a replicate captured over several sittings
+is judged campaign by campaign as each is complete (a part of a campaign would judge
+claims on groups it has not captured yet).
 
 A verdict *holds* when it is the same on both; rows that are not computed on either
 (not reproducible here) are left out of the count. The summary counts the decisive
@@ -23,10 +26,12 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from capture.spec import expand, load
 from findings.claim import AGREE, DIRECTION_ONLY, DISAGREE, NOT_REPRODUCIBLE
 from findings.evaluate import _fmt, write_csv
 from pipeline.store import load_table_dirs
 
+from . import PAPERS
 from .judge import findings
 
 KEEP = ("id", "paper", "magnitude_verdict", "direction_verdict", "our_value", "ci_low", "ci_high", "n", "reason")
@@ -85,6 +90,18 @@ def database(src: str, db: Path) -> str:
     return str(db)
 
 
+def missing_runs(db: str, paper: str) -> list[str]:
+    """The runs of ``paper``'s campaign at the standard scale that ``db`` does not hold."""
+    f = PAPERS[paper].campaign_file
+    want = {s.run_id for s in expand(load(f, "standard"), base_dir=f.parent, scale="standard")}
+    con = duckdb.connect(db, read_only=True)
+    try:
+        have = {r[0] for r in con.execute("SELECT run_id FROM runs WHERE campaign = ?", [paper]).fetchall()}
+    finally:
+        con.close()
+    return sorted(want - have)
+
+
 def studies(db: str) -> set[str]:
     """The papers (campaign studies) with runs in ``db``."""
     con = duckdb.connect(db, read_only=True)
@@ -108,8 +125,14 @@ def main(argv: list[str] | None = None) -> int:
         ref_db, rep_db = (database(a.reference, Path(tmp) / "reference.duckdb"),
                           database(a.replicate, Path(tmp) / "replicate.duckdb"))
         papers = a.papers.split(",") if a.papers else sorted(studies(ref_db) & studies(rep_db))
+        for paper in list(papers):
+            gone = missing_runs(rep_db, paper)
+            if gone:
+                print(f"{paper}: not judged: the replicate lacks {len(gone)} runs of its standard scale "
+                      f"(e.g. {gone[0]}); captured in part")
+                papers.remove(paper)
         if not papers:
-            raise SystemExit("error: no paper has runs on both sides")
+            raise SystemExit("error: no paper has runs on both sides and a complete replicate")
         parts = []
         for paper in papers:
             ref, _, _ = findings(ref_db, paper=paper)

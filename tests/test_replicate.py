@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
-from papers.replicate import KEEP, compare, main, markdown, summary
+from papers.replicate import KEEP, compare, database, main, markdown, missing_runs, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,3 +51,37 @@ def test_judges_two_table_folders_in_one_command(tmp_path):
     assert (tmp_path / "replicate.md").read_text().count("| `cs244-") == t.height
     with pytest.raises(SystemExit, match="neither a database nor a folder of run tables"):
         main(["--reference", str(tmp_path), "--replicate", str(ref), "--out", str(out)])
+
+
+def test_the_committed_replicate_has_seeds_of_its_own():
+    """data/replicate (issue 41): each campaign it holds was captured with seeds the
+    reference never used, so no run repeats a reference run's random draws."""
+    rep_root = ROOT / "data" / "replicate"
+    campaigns = sorted(p.parent.name for p in rep_root.glob("*/runs.parquet"))
+    if not campaigns:
+        pytest.skip("data/replicate/ has no tables")
+    for c in campaigns:
+        rep = set(pl.read_parquet(rep_root / c / "runs.parquet", columns=["campaign_seed"])["campaign_seed"])
+        ref = set(pl.read_parquet(ROOT / "data" / "reference" / c / "runs.parquet",
+                                  columns=["campaign_seed"])["campaign_seed"])
+        assert rep and ref and not rep & ref, c
+
+
+def test_a_campaign_captured_in_part_is_not_judged(tmp_path, capsys):
+    """A replicate is captured over sittings: a campaign is judged only once the replicate
+    holds every run of its standard scale (a part would judge claims on groups it lacks)."""
+    ref = ROOT / "data" / "reference" / "cs244"
+    if not (ref / "runs.parquet").exists():
+        pytest.skip("data/reference/ has no reference tables")
+    db = database(str(ref), tmp_path / "part.duckdb")
+    assert missing_runs(db, "cs244") == []
+    con = duckdb.connect(db)
+    try:
+        con.execute("DELETE FROM runs WHERE run_id LIKE 'buf50k_%'")
+    finally:
+        con.close()
+    gone = missing_runs(db, "cs244")
+    assert gone and all(r.startswith("buf50k_") for r in gone)
+    with pytest.raises(SystemExit, match="no paper has runs on both sides and a complete replicate"):
+        main(["--reference", str(ref), "--replicate", db, "--out", str(tmp_path / "r.csv")])
+    assert f"cs244: not judged: the replicate lacks {len(gone)} runs" in capsys.readouterr().out
