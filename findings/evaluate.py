@@ -216,7 +216,7 @@ def _short_of_plan(c: Claim, judged: list[tuple[str, Estimate]], below: dict[str
         dv, dg = UNDERPOWERED, ""
     label = mg or dg or next(iter(below))
     where = ", ".join(f"{g} ({n} runs)" for g, n in list(below.items())[:3]) + (", ..." if len(below) > 3 else "")
-    reason = c.plan.text(c.paper, below.get(label))
+    reason = c.plan.text(c.paper, below.get(label), label)
     if not c.plan.undecidable:
         reason = join_sentences(reason, f"fewer runs than planned in {where}: coverage is checked at the planned n, "
                                         f"so these groups decide nothing")
@@ -249,7 +249,7 @@ def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, number: PaperNu
         lead = (f"{ours} is wider ({_fmt(hi - lo)}) than the paper's effect ({_fmt(eff)}): more runs are "
                 f"needed to decide")
         if c.plan is not None:
-            lead = join_sentences(lead, c.plan.text(c.paper, e.n))
+            lead = join_sentences(lead, c.plan.text(c.paper, e.n, label))
     elif mv == "disagree":
         lead = f"{ours} lies outside the band [{_fmt(b.low)}, {_fmt(b.high)}]"
     elif mv == AGREE:
@@ -257,7 +257,7 @@ def _reason(c: Claim, mv: str, dv: str, label: str, e: Estimate, number: PaperNu
     else:
         lead = f"{ours} overlaps the band's edge [{_fmt(b.low)}, {_fmt(b.high)}]"
         if c.plan is not None:  # whether more runs would decide, planned before the capture
-            lead = join_sentences(lead, c.plan.text(c.paper, e.n))
+            lead = join_sentences(lead, c.plan.text(c.paper, e.n, label))
     return lead + (f". Likely why: {c.mismatch}" if c.mismatch and "disagree" in (mv, dv) else "")
 
 

@@ -18,6 +18,9 @@ def test_a_plan_round_trips_and_says_what_it_asks(tmp_path):
     assert got["a-claim"].text("chen", 5) == ("planned n = 15 runs per group, this capture has 5 "
                                               "(papers/chen/planned_n.yaml, pilot data/reference at abc1234)")
     assert got["a-claim"].text("chen", 20).startswith("planned n = 15 runs per group (")
+    # a group's own plan, not the claim's largest: 8 runs in g1 are all it planned
+    assert got["a-claim"].text("chen", 8, "g1").startswith("planned n = 8 runs per group (")
+    assert got["a-claim"].text("chen", 5, "g1").startswith("planned n = 8 runs per group, this capture has 5 (")
     assert got["b-claim"].text("chen", 5).startswith("undecidable here: g2 would need more than 100 runs per group")
     assert plans.load(tmp_path / "none") == {}
     # one cell of the findings: over the claim's groups, or one group's own
