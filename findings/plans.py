@@ -56,16 +56,16 @@ class Plan:
         (the group's own plan, not the largest of the claim's: CS244's 50 KB group is planned
         at 8 runs where its 500 KB group needs 10)."""
         where = f"papers/{paper}/{FILE}, pilot {self.pilot}"
-        k = self.groups.get(group, self.n) if group is not None else self.n
+        planned = self.groups.get(group, self.n) if group is not None else self.n
         if self.undecidable:
             over = sorted(g for g, k in self.groups.items() if k is None or k > self.budget)
             need = ("more than 100" if any(self.groups[g] is None for g in over)
                     else str(max(self.groups[g] for g in over)))
             return (f"undecidable here: {', '.join(over[:3])} would need {need} runs per group to be covered and "
                     f"decided, beyond the budget of {self.budget} ({where})")
-        if runs is not None and runs < k:
-            return f"planned n = {k} runs per group, this capture has {runs} ({where})"
-        return f"planned n = {k} runs per group ({where})"
+        if runs is not None and runs < planned:
+            return f"planned n = {planned} runs per group, this capture has {runs} ({where})"
+        return f"planned n = {planned} runs per group ({where})"
 
 
 def load(folder: Path) -> dict[str, Plan]:

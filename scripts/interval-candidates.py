@@ -30,7 +30,7 @@ SIMS = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[1] != "cases" else 100
 RES = 500
 
 
-def _parts(st, s, level, seed, floor):
+def _parts(st, s, seed):
     x = np.asarray(s[st.roles[0]], dtype=float)
     rng = np.random.default_rng(seed)
     xb = x[rng.integers(0, len(x), size=(RES, len(x)))]
@@ -51,7 +51,7 @@ def _clip(st, x, lo, hi):
 def cand_expanded(st):
     def m(s, level, seed=[0]):
         seed[0] += 1
-        x, est, se, est_b, _ = _parts(st, s, level, seed[0], 0)
+        x, est, se, est_b, _ = _parts(st, s, seed[0])
         if not se > 0:
             return _clip(st, x, est, est)
         a = (1 - level) / 2
@@ -65,7 +65,7 @@ def cand_expanded(st):
 def cand_floor(st, h):
     def m(s, level, seed=[0]):
         seed[0] += 1
-        x, est, se, est_b, se_b = _parts(st, s, level, seed[0], 0)
+        x, est, se, est_b, se_b = _parts(st, s, seed[0])
         if not se > 0:
             return _clip(st, x, est, est)
         n = len(x)
