@@ -113,6 +113,17 @@ def expanded_tail(n: int, level: float) -> float:
 
 # --------------------------------------------------------------- statistics
 
+def in_range(kind: str, x: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
+    """A mean's or pooled fraction's raw interval cut to the parameter's range (the truth is
+    there, so coverage is unchanged): a mean of values >= 0 is >= 0; a pooled fraction of
+    counts (num <= den) lies in [0, 1]."""
+    if (x >= 0).all():
+        lo = max(lo, 0.0)
+        if kind == "pooled" and (x[:, 0] <= x[:, 1]).all():
+            hi = min(hi, 1.0)
+    return float(lo), float(hi)
+
+
 @dataclass(frozen=True)
 class Stat:
     """A statistic of a compared group's per-run values, and its interval method."""
@@ -148,7 +159,10 @@ class Stat:
 
     def interval(self, s: Samples, level: float, seed: int, resamples: int = RESAMPLES) -> tuple[float, float]:
         with np.errstate(divide="ignore", invalid="ignore"):
-            lo, hi = self._raw_interval(s, level, seed, resamples)
+            return self.reported(*self._raw_interval(s, level, seed, resamples))
+
+    def reported(self, lo: float, hi: float) -> tuple[float, float]:
+        """A raw interval in the statistic's units, cut to its range."""
         lo, hi = sorted((self._out(lo), self._out(hi)))
         return max(lo, self.bounds[0]), min(hi, self.bounds[1])
 
@@ -197,13 +211,7 @@ class Stat:
         lo_t, hi_t = np.quantile(t, [a, 1 - a])
         half = t_quantile(1 - a, len(x) - 1) * se[0]
         lo, hi = min(est[0] - hi_t * se[0], est[0] - half), max(est[0] - lo_t * se[0], est[0] + half)
-        # within the parameter's range (the truth is there, so coverage is unchanged): a mean
-        # of values >= 0 is >= 0; a pooled fraction of counts (num <= den) lies in [0, 1]
-        if (x >= 0).all():
-            lo = max(lo, 0.0)
-            if self.kind == "pooled" and (x[:, 0] <= x[:, 1]).all():
-                hi = min(hi, 1.0)
-        return float(lo), float(hi)
+        return in_range(self.kind, x, lo, hi)
 
     def _bootstrap(self, s: Samples, level: float, seed: int, resamples: int) -> tuple[float, float]:
         n = min(len(v) for v in s.values())

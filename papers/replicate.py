@@ -61,8 +61,22 @@ def summary(t: pl.DataFrame) -> str:
             f"verdict in {d} ({d / max(t.height, 1):.0%})")
 
 
+def per_paper(t: pl.DataFrame) -> pl.DataFrame:
+    """The summary's counts per paper (the rows the README and data/replicate/README quote)."""
+    decisive = pl.col("magnitude_verdict").is_in([AGREE, DISAGREE])
+    dir_only = (pl.col("magnitude_verdict") == DIRECTION_ONLY) & pl.col("direction_verdict").is_in([AGREE, DISAGREE])
+    return t.group_by("paper").agg(
+        decisive=decisive.sum(), decisive_held=(decisive & pl.col("magnitude_holds")).sum(),
+        direction_only=dir_only.sum(), direction_only_held=(dir_only & pl.col("direction_holds")).sum(),
+        computed=pl.len(), magnitude_held=pl.col("magnitude_holds").sum()).sort("paper")
+
+
 def markdown(t: pl.DataFrame) -> str:
-    lines = ["| claim | reference: ours [CI: 95 % unless named], magnitude / direction | replicate | holds |", "|---|---|---|---|"]
+    lines = ["| paper | decisive (agree or disagree) | held | decisive direction only | held | computed rows | "
+             "magnitude held |", "|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(str(v) for v in r) + " |" for r in per_paper(t).iter_rows()]
+    lines += ["", "| claim | reference: ours [CI: 95 % unless named], magnitude / direction | replicate | holds |",
+              "|---|---|---|---|"]
     for r in t.iter_rows(named=True):
         ref = (f"{_fmt(r['our_value'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}], "
                f"{r['magnitude_verdict']} / {r['direction_verdict']}")
@@ -90,25 +104,25 @@ def database(src: str, db: Path) -> str:
     return str(db)
 
 
-def missing_runs(db: str, paper: str) -> list[str]:
-    """The runs of ``paper``'s campaign at the standard scale that ``db`` does not hold."""
+def contents(db: str) -> tuple[set[str], dict[str, set[str]]]:
+    """The papers (campaign studies) with runs in ``db``, and each campaign's run ids."""
+    con = duckdb.connect(db, read_only=True)
+    try:
+        papers = {r[0] for r in con.execute("SELECT DISTINCT study FROM run_facts WHERE study IS NOT NULL").fetchall()}
+        runs: dict[str, set[str]] = {}
+        for campaign, run_id in con.execute("SELECT campaign, run_id FROM runs").fetchall():
+            runs.setdefault(campaign, set()).add(run_id)
+    finally:
+        con.close()
+    return papers, runs
+
+
+def missing_runs(runs: dict[str, set[str]], paper: str) -> list[str]:
+    """The runs of ``paper``'s campaign at the standard scale that ``runs`` (a campaign's run
+    ids, as ``contents`` gives them) does not hold."""
     f = PAPERS[paper].campaign_file
     want = {s.run_id for s in expand(load(f, "standard"), base_dir=f.parent, scale="standard")}
-    con = duckdb.connect(db, read_only=True)
-    try:
-        have = {r[0] for r in con.execute("SELECT run_id FROM runs WHERE campaign = ?", [paper]).fetchall()}
-    finally:
-        con.close()
-    return sorted(want - have)
-
-
-def studies(db: str) -> set[str]:
-    """The papers (campaign studies) with runs in ``db``."""
-    con = duckdb.connect(db, read_only=True)
-    try:
-        return {r[0] for r in con.execute("SELECT DISTINCT study FROM run_facts WHERE study IS NOT NULL").fetchall()}
-    finally:
-        con.close()
+    return sorted(want - runs.get(paper, set()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,9 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="replicate-") as tmp:
         ref_db, rep_db = (database(a.reference, Path(tmp) / "reference.duckdb"),
                           database(a.replicate, Path(tmp) / "replicate.duckdb"))
-        papers = a.papers.split(",") if a.papers else sorted(studies(ref_db) & studies(rep_db))
+        (ref_papers, _), (rep_papers, rep_runs) = contents(ref_db), contents(rep_db)
+        papers = a.papers.split(",") if a.papers else sorted(ref_papers & rep_papers)
         for paper in list(papers):
-            gone = missing_runs(rep_db, paper)
+            gone = missing_runs(rep_runs, paper)
             if gone:
                 print(f"{paper}: not judged: the replicate lacks {len(gone)} runs of its standard scale "
                       f"(e.g. {gone[0]}); captured in part")

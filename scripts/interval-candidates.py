@@ -22,7 +22,7 @@ import duckdb
 import numpy as np
 
 from findings.measure import Facts
-from findings.stats import LEVEL, _est_se, expanded_tail, seed_of, t_quantile
+from findings.stats import LEVEL, _est_se, expanded_tail, in_range, seed_of, t_quantile
 from papers.coverage import SHAPES, _groups, applies, coverage, populations, same_group
 from papers.registry import all_claims
 
@@ -40,12 +40,7 @@ def _parts(st, s, seed):
 
 
 def _clip(st, x, lo, hi):
-    if (x >= 0).all():
-        lo = max(lo, 0.0)
-        if st.kind == "pooled" and (x[:, 0] <= x[:, 1]).all():
-            hi = min(hi, 1.0)
-    lo, hi = sorted((st._out(lo), st._out(hi)))
-    return max(lo, st.bounds[0]), min(hi, st.bounds[1])
+    return st.reported(*in_range(st.kind, x, lo, hi))
 
 
 def cand_expanded(st):

@@ -8,7 +8,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from papers.replicate import KEEP, compare, database, main, markdown, missing_runs, summary
+from papers.replicate import KEEP, compare, contents, database, main, markdown, missing_runs, per_paper, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,6 +34,9 @@ def test_decisive_verdicts_that_held_are_counted_apart():
     # a flip says why in the replicate's words (a failing check, a short group...)
     md = markdown(t)
     assert "| `b` |" in md and ": why b |" in md and ": why a" not in md
+    # the same counts per paper: decisive 2 (1 held), direction only 1 (1 held), 5 computed (4 held)
+    assert per_paper(t).row(0) == ("p", 2, 1, 1, 1, 5, 4)
+    assert "| p | 2 | 1 | 1 | 1 | 5 | 4 |" in md
 
 
 def test_judges_two_table_folders_in_one_command(tmp_path):
@@ -74,13 +77,13 @@ def test_a_campaign_captured_in_part_is_not_judged(tmp_path, capsys):
     if not (ref / "runs.parquet").exists():
         pytest.skip("data/reference/ has no reference tables")
     db = database(str(ref), tmp_path / "part.duckdb")
-    assert missing_runs(db, "cs244") == []
+    assert missing_runs(contents(db)[1], "cs244") == []
     con = duckdb.connect(db)
     try:
         con.execute("DELETE FROM runs WHERE run_id LIKE 'buf50k_%'")
     finally:
         con.close()
-    gone = missing_runs(db, "cs244")
+    gone = missing_runs(contents(db)[1], "cs244")
     assert gone and all(r.startswith("buf50k_") for r in gone)
     with pytest.raises(SystemExit, match="no paper has runs on both sides and a complete replicate"):
         main(["--reference", str(ref), "--replicate", db, "--out", str(tmp_path / "r.csv")])
