@@ -50,13 +50,13 @@ def summary(t: pl.DataFrame) -> str:
     """How many verdicts held: first the decisive ones (a magnitude verdict agree or
     disagree on the reference; then a direction-only row's decisive direction), apart
     from every verdict's (where "inconclusive" holding on both says little)."""
-    decisive = t.filter(pl.col("magnitude_verdict").is_in([AGREE, DISAGREE]))
-    dir_only = t.filter(pl.col("magnitude_verdict") == DIRECTION_ONLY,
-                        pl.col("direction_verdict").is_in([AGREE, DISAGREE]))
-    held, dheld = int(decisive["magnitude_holds"].sum()), int(dir_only["direction_holds"].sum())
-    m, d = int(t["magnitude_holds"].sum()), int(t["direction_holds"].sum())
-    return (f"{decisive.height} decisive magnitude verdicts (agree or disagree) on the reference: {held} held on "
-            f"the replicate; {dir_only.height} decisive direction-only verdicts: {dheld} held. Of all {t.height} "
+    sums = per_paper(t).drop("paper").sum().row(0, named=True) if t.height else {}
+    c = {k: int(v or 0) for k, v in sums.items()}
+    held, dheld = c.get("decisive_held", 0), c.get("direction_only_held", 0)
+    m, d = c.get("magnitude_held", 0), int(t["direction_holds"].sum())
+    return (f"{c.get('decisive', 0)} decisive magnitude verdicts (agree or disagree) on the reference: {held} held "
+            f"on the replicate; {c.get('direction_only', 0)} decisive direction-only verdicts: {dheld} held. Of all "
+            f"{t.height} "
             f"computed rows, the magnitude verdict held in {m} ({m / max(t.height, 1):.0%}), the direction "
             f"verdict in {d} ({d / max(t.height, 1):.0%})")
 
