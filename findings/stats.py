@@ -201,8 +201,8 @@ class Stat:
         x = np.asarray(s[self.roles[0]], dtype=float)
         rng = np.random.default_rng(seed)
         xb = x[rng.integers(0, len(x), size=(resamples, len(x)))]
-        est, se = _est_se(self.kind, x[None, ...])
-        est_b, se_b = _est_se(self.kind, xb)
+        est, se = est_se(self.kind, x[None, ...])
+        est_b, se_b = est_se(self.kind, xb)
         ok = se_b > 0
         t = (est_b[ok] - est[0]) / se_b[ok]
         if t.size < resamples // 2 or not se[0] > 0:
@@ -226,7 +226,7 @@ class Stat:
         return float(lo), float(hi)
 
 
-def _est_se(kind: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def est_se(kind: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Estimate and standard error per row of ``x`` (rows: resamples): a mean, or a
     pooled ratio Σ num ÷ Σ den (x[..., 0], x[..., 1]) with the ratio estimator's
     linearised standard error."""

@@ -179,7 +179,9 @@ def _bounds(st: Stat) -> tuple[float, float]:
     return (0.0, 100.0) if st.kind == "mean" and st.bounds == (0.0, 100.0) else (-math.inf, math.inf)
 
 
-def _groups(claims: list[Claim], facts: Facts) -> list[tuple]:
+def claim_groups(claims: list[Claim], facts: Facts) -> list[tuple]:
+    """Every computable claim's groups with at least MIN_RUNS runs per role, as
+    (claim id, family, group label, statistic, run values per role, band or None)."""
     out = []
     for c in claims:
         if c.measure is None or c.not_reproducible:
@@ -247,7 +249,7 @@ def populations(claims: list[Claim], facts: Facts) -> list[Population]:
     measure, whatever statistic a claim takes of them): the paper's own where its groups
     of the family hold MIN_POOL values, else the family's over all papers; outlier rates per
     paper and family."""
-    groups = _groups(claims, facts)
+    groups = claim_groups(claims, facts)
     rates = outlier_rates(groups)
     pooled: dict[tuple, list[np.ndarray]] = {}
     seen: set[bytes] = set()

@@ -22,8 +22,8 @@ import duckdb
 import numpy as np
 
 from findings.measure import Facts
-from findings.stats import LEVEL, _est_se, expanded_tail, in_range, seed_of, t_quantile
-from papers.coverage import SHAPES, _groups, applies, coverage, populations, same_group
+from findings.stats import LEVEL, est_se, expanded_tail, in_range, seed_of, t_quantile
+from papers.coverage import SHAPES, applies, claim_groups, coverage, populations, same_group
 from papers.registry import all_claims
 
 SIMS = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[1] != "cases" else 100
@@ -34,8 +34,8 @@ def _parts(st, s, seed):
     x = np.asarray(s[st.roles[0]], dtype=float)
     rng = np.random.default_rng(seed)
     xb = x[rng.integers(0, len(x), size=(RES, len(x)))]
-    est, se = _est_se(st.kind, x[None, ...])
-    est_b, se_b = _est_se(st.kind, xb)
+    est, se = est_se(st.kind, x[None, ...])
+    est_b, se_b = est_se(st.kind, xb)
     return x, est[0], se[0], est_b, se_b
 
 
@@ -134,7 +134,7 @@ def main():
 def cases(db):
     """Every mean/pooled group of ``db``: own interval vs each candidate's; print where they differ a lot."""
     con = duckdb.connect(db, read_only=True)
-    gs = _groups(all_claims(), Facts(con))
+    gs = claim_groups(all_claims(), Facts(con))
     con.close()
     for cid, _, label, st, roles, band in gs:
         if st.kind not in ("mean", "pooled"):
