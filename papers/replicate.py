@@ -50,15 +50,12 @@ def summary(t: pl.DataFrame) -> str:
     """How many verdicts held: first the decisive ones (a magnitude verdict agree or
     disagree on the reference; then a direction-only row's decisive direction), apart
     from every verdict's (where "inconclusive" holding on both says little)."""
-    sums = per_paper(t).drop("paper").sum().row(0, named=True) if t.height else {}
-    c = {k: int(v or 0) for k, v in sums.items()}
-    held, dheld = c.get("decisive_held", 0), c.get("direction_only_held", 0)
-    m, d = c.get("magnitude_held", 0), int(t["direction_holds"].sum())
-    return (f"{c.get('decisive', 0)} decisive magnitude verdicts (agree or disagree) on the reference: {held} held "
-            f"on the replicate; {c.get('direction_only', 0)} decisive direction-only verdicts: {dheld} held. Of all "
-            f"{t.height} "
-            f"computed rows, the magnitude verdict held in {m} ({m / max(t.height, 1):.0%}), the direction "
-            f"verdict in {d} ({d / max(t.height, 1):.0%})")
+    c = {k: int(v) for k, v in per_paper(t).drop("paper").sum().row(0, named=True).items()}
+    m, d, n = c["magnitude_held"], int(t["direction_holds"].sum()), max(t.height, 1)
+    return (f"{c['decisive']} decisive magnitude verdicts (agree or disagree) on the reference: "
+            f"{c['decisive_held']} held on the replicate; {c['direction_only']} decisive direction-only verdicts: "
+            f"{c['direction_only_held']} held. Of all {t.height} computed rows, the magnitude verdict held in {m} "
+            f"({m / n:.0%}), the direction verdict in {d} ({d / n:.0%})")
 
 
 def per_paper(t: pl.DataFrame) -> pl.DataFrame:
